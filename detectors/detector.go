@@ -1,0 +1,246 @@
+package detectors
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/tracedx/tracedx/model"
+)
+
+// Param is one tunable threshold of a detector.
+type Param struct {
+	Name    string
+	Default float64
+	Unit    string
+	Doc     string
+}
+
+// Detector is a described analysis.
+type Detector struct {
+	// ID is stable: users put it in CI configs and policy files.
+	ID    string
+	Title string
+	Layer model.Layer
+	// Doc is Markdown: what the rule finds, how it decides, and how to fix it.
+	Doc string
+	// Severity is the default severity of the rule's findings.
+	Severity model.Severity
+	Params   []Param
+	// Needs lists capabilities of which at least one trace of the set must
+	// have at least one; when none has any, the rule is not measurable and
+	// Run is not called. Empty means the rule always runs.
+	Needs []model.Capability
+	// Run analyses the set; it reports findings and not-measurable reasons
+	// through the pass. An error means the rule could not run.
+	Run func(p *Pass) error
+}
+
+// Summary returns the first paragraph of the docs.
+func (d *Detector) Summary() string {
+	doc := strings.TrimSpace(d.Doc)
+	if i := strings.Index(doc, "\n\n"); i >= 0 {
+		doc = doc[:i]
+	}
+	return strings.Join(strings.Fields(doc), " ")
+}
+
+// Config adjusts how detectors run.
+type Config struct {
+	// Params overrides parameters: Params[ruleID][paramName].
+	Params map[string]map[string]float64
+	// Disabled rules do not run.
+	Disabled map[string]bool
+	// Severity overrides a rule's severity (all of its findings).
+	Severity map[string]model.Severity
+	// Window is the breakdown definition in use ("trace" or "hta").
+	Window string
+}
+
+// Pass is what a detector's Run receives.
+type Pass struct {
+	Det    *Detector
+	Set    *model.TraceSet
+	Window string
+	params map[string]float64
+
+	findings []model.Finding
+	notMeas  []model.NotMeasurable
+}
+
+// Param returns the value of the named parameter (the default unless
+// overridden). It panics on an undeclared name: that is a programming error
+// caught by the registry test.
+func (p *Pass) Param(name string) float64 {
+	v, ok := p.params[name]
+	if !ok {
+		panic(fmt.Sprintf("detector %s: undeclared parameter %q", p.Det.ID, name))
+	}
+	return v
+}
+
+// Report adds a finding. Rule, layer and (when unset) confidence are filled in.
+func (p *Pass) Report(f model.Finding) {
+	f.Rule = p.Det.ID
+	if f.Layer == "" {
+		f.Layer = p.Det.Layer
+	}
+	if f.Confidence == "" {
+		f.Confidence = model.Measured
+	}
+	if f.Title == "" {
+		f.Title = p.Det.Title
+	}
+	p.findings = append(p.findings, f)
+}
+
+// NotMeasurable records why the rule could not answer (for part or all of the set).
+func (p *Pass) NotMeasurable(format string, args ...any) {
+	p.notMeas = append(p.notMeas, model.NotMeasurable{Rule: p.Det.ID, Reason: fmt.Sprintf(format, args...)})
+}
+
+// Result is what running a list of detectors produced.
+type Result struct {
+	Findings      []model.Finding
+	NotMeasurable []model.NotMeasurable
+	// Errors are rules that could not run (not findings).
+	Errors []error
+}
+
+// Run runs every enabled detector over set, in list order, and returns the
+// findings sorted deterministically: by severity (highest first), rule, rank,
+// then first evidence start.
+func Run(set *model.TraceSet, list []*Detector, cfg Config) Result {
+	var res Result
+	for _, d := range list {
+		if cfg.Disabled[d.ID] {
+			continue
+		}
+		if len(d.Needs) > 0 && !setHasAny(set, d.Needs) {
+			names := make([]string, len(d.Needs))
+			for i, c := range d.Needs {
+				names[i] = c.Name()
+			}
+			res.NotMeasurable = append(res.NotMeasurable, model.NotMeasurable{Rule: d.ID,
+				Reason: fmt.Sprintf("the input has none of what this rule needs (%s)", strings.Join(names, ", "))})
+			continue
+		}
+		p := &Pass{Det: d, Set: set, Window: cfg.Window, params: map[string]float64{}}
+		for _, prm := range d.Params {
+			p.params[prm.Name] = prm.Default
+		}
+		for k, v := range cfg.Params[d.ID] {
+			p.params[k] = v
+		}
+		err := safeRun(d, p)
+		if err != nil {
+			res.Errors = append(res.Errors, fmt.Errorf("rule %s could not run: %w", d.ID, err))
+			continue
+		}
+		for i := range p.findings {
+			if sev, ok := cfg.Severity[d.ID]; ok {
+				p.findings[i].Severity = sev
+			}
+		}
+		res.Findings = append(res.Findings, p.findings...)
+		res.NotMeasurable = append(res.NotMeasurable, p.notMeas...)
+	}
+	SortFindings(res.Findings)
+	return res
+}
+
+func safeRun(d *Detector, p *Pass) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("internal error: %v", r)
+		}
+	}()
+	return d.Run(p)
+}
+
+func setHasAny(set *model.TraceSet, caps []model.Capability) bool {
+	for _, t := range set.Traces {
+		for _, c := range caps {
+			if t.Caps.Has(c) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// SortFindings orders findings deterministically.
+func SortFindings(fs []model.Finding) {
+	sort.SliceStable(fs, func(i, j int) bool {
+		a, b := &fs[i], &fs[j]
+		if a.Severity != b.Severity {
+			return a.Severity > b.Severity
+		}
+		if a.Rule != b.Rule {
+			return a.Rule < b.Rule
+		}
+		ra, rb := firstRank(a), firstRank(b)
+		if ra != rb {
+			return ra < rb
+		}
+		sa, sb := firstStart(a), firstStart(b)
+		if sa != sb {
+			return sa < sb
+		}
+		return a.Title < b.Title
+	})
+}
+
+func firstRank(f *model.Finding) int {
+	if len(f.Evidence) == 0 {
+		return -2
+	}
+	return f.Evidence[0].Rank
+}
+
+func firstStart(f *model.Finding) model.Time {
+	if len(f.Evidence) == 0 {
+		return 0
+	}
+	return f.Evidence[0].Start
+}
+
+// Validate checks a detector list: unique non-empty IDs, titles, layers,
+// docs with a "How to fix" section, a run function and documented params.
+func Validate(list []*Detector) error {
+	seen := map[string]bool{}
+	var problems []string
+	for _, d := range list {
+		switch {
+		case d.ID == "":
+			problems = append(problems, "a detector has no ID")
+			continue
+		case seen[d.ID]:
+			problems = append(problems, "duplicate ID "+d.ID)
+		}
+		seen[d.ID] = true
+		if d.Title == "" {
+			problems = append(problems, d.ID+": no title")
+		}
+		if d.Layer == "" {
+			problems = append(problems, d.ID+": no layer")
+		}
+		if d.Run == nil {
+			problems = append(problems, d.ID+": no run function")
+		}
+		if !strings.Contains(d.Doc, "How to fix") {
+			problems = append(problems, d.ID+": docs lack a \"How to fix\" section")
+		}
+		ps := map[string]bool{}
+		for _, p := range d.Params {
+			if p.Name == "" || p.Doc == "" || ps[p.Name] {
+				problems = append(problems, d.ID+": parameter "+p.Name+" is unnamed, undocumented or duplicated")
+			}
+			ps[p.Name] = true
+		}
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("detector registry: %s", strings.Join(problems, "; "))
+	}
+	return nil
+}

@@ -1,0 +1,158 @@
+package model
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"path/filepath"
+	"sort"
+	"strconv"
+)
+
+// Dump writes a canonical, deterministic text form of the trace: the golden
+// output of every importer test. Paths are reduced to their base name so that
+// dumps do not depend on where a file lives.
+func (t *Trace) Dump(w io.Writer) error {
+	bw := bufio.NewWriter(w)
+	p := func(format string, args ...any) { fmt.Fprintf(bw, format, args...) }
+	q := strconv.Quote
+	s := func(id StringID) string { return q(t.Str(id)) }
+	th := func(id ThreadID) string {
+		if id == NoThread {
+			return "-"
+		}
+		x := t.Thread(id)
+		return fmt.Sprintf("%d/%d", x.PID, x.TID)
+	}
+
+	p("trace %s format=%s producer=%s rank=%d world=%d\n", q(filepath.Base(t.Path)), t.Format, q(t.Producer), t.Rank, t.WorldSize)
+	p("clock origin=%d epoch=%t window=[%d,%d]\n", t.Clock.Origin, t.Clock.EpochKnown, t.Window.Start, t.Window.End)
+	p("capabilities %s\n", t.Caps.String())
+	for _, n := range t.Caps.Notes {
+		p("note %s\n", q(n))
+	}
+	keys := make([]string, 0, len(t.Meta))
+	for k := range t.Meta {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		p("meta %s=%s\n", k, q(t.Meta[k]))
+	}
+	p("devices %d\n", len(t.Devices))
+	for _, d := range t.Devices {
+		p("  device %d name=%s kind=%s vendor=%s sms=%d mem=%d cc=%d.%d bw=%g bus=%s\n",
+			d.ID, q(d.Name), d.Kind, q(d.Vendor), d.SMs, d.MemoryBytes, d.ComputeMajor, d.ComputeMinor, d.MemoryBandwidth, q(d.BusID))
+	}
+	p("processes %d\n", len(t.Processes))
+	for _, pr := range t.Processes {
+		p("  process %d %s\n", pr.PID, q(pr.Name))
+	}
+	p("threads %d\n", len(t.Threads))
+	for _, x := range t.Threads {
+		p("  thread %d/%d %s\n", x.PID, x.TID, q(x.Name))
+	}
+	p("kernels %d\n", len(t.Kernels))
+	for i := range t.Kernels {
+		k := &t.Kernels[i]
+		p("  %d %d dev=%d stream=%d corr=%d/%d ext=%d graph=%d grid=%v block=%v regs=%d smem=%d %s", k.Start, k.End, k.Device, k.Stream,
+			k.CorrScope, k.Correlation, k.ExternalID, k.GraphID, k.Grid, k.Block, k.Registers, k.SharedMem, s(k.Name))
+		if k.ShortName != NoString {
+			p(" short=%s", s(k.ShortName))
+		}
+		p("\n")
+	}
+	p("memops %d\n", len(t.MemOps))
+	for i := range t.MemOps {
+		m := &t.MemOps[i]
+		p("  %d %d dev=%d stream=%d corr=%d/%d ext=%d %s %s->%s bytes=%d %s\n", m.Start, m.End, m.Device, m.Stream,
+			m.CorrScope, m.Correlation, m.ExternalID, m.Kind, m.Src, m.Dst, m.Bytes, s(m.Name))
+	}
+	p("api %d\n", len(t.APICalls))
+	for i := range t.APICalls {
+		a := &t.APICalls[i]
+		p("  %d %d thread=%s corr=%d/%d ext=%d %s/%s %s\n", a.Start, a.End, th(a.Thread), a.CorrScope, a.Correlation, a.ExternalID, a.Source, a.Class, s(a.Name))
+	}
+	p("syncs %d\n", len(t.Syncs))
+	for i := range t.Syncs {
+		x := &t.Syncs[i]
+		p("  %d %d dev=%d stream=%d corr=%d/%d %s\n", x.Start, x.End, x.Device, x.Stream, x.CorrScope, x.Correlation, x.Kind)
+	}
+	p("ranges %d\n", len(t.Ranges))
+	for i := range t.Ranges {
+		r := &t.Ranges[i]
+		p("  %d %d %s depth=%d thread=%s dev=%d stream=%d ext=%d", r.Start, r.End, r.Kind, r.Depth, th(r.Thread), r.Device, r.Stream, r.ExternalID)
+		if r.Domain != NoString {
+			p(" domain=%s", s(r.Domain))
+		}
+		p(" %s\n", s(r.Name))
+	}
+	p("osrt %d\n", len(t.OSCalls))
+	for i := range t.OSCalls {
+		o := &t.OSCalls[i]
+		p("  %d %d thread=%s chain=%d %s\n", o.Start, o.End, th(o.Thread), o.CallChain, s(o.Name))
+	}
+	p("callchains %d\n", len(t.CallChains))
+	for i, c := range t.CallChains {
+		p("  %d", i)
+		for _, f := range c {
+			p(" %s", s(f))
+		}
+		p("\n")
+	}
+	p("gil %d\n", len(t.GIL))
+	for i := range t.GIL {
+		g := &t.GIL[i]
+		p("  %d %d thread=%s %s\n", g.Start, g.End, th(g.Thread), g.State)
+	}
+	p("collectives %d\n", len(t.Collectives))
+	for i := range t.Collectives {
+		c := &t.Collectives[i]
+		src := "kernel"
+		if c.Source == CollFromCPU {
+			src = "cpu"
+		}
+		p("  %d %d %s src=%s dev=%d stream=%d bytes=%d dtype=%s group=%s size=%d rank=%d seq=%d corr=%d ext=%d\n", c.Start, c.End, c.Op, src,
+			c.Device, c.Stream, c.Bytes, s(c.Dtype), s(c.Group), c.GroupSize, c.Rank, c.Seq, c.Correlation, c.ExternalID)
+	}
+	p("counters %d\n", len(t.Counters))
+	for i, c := range t.Counters {
+		p("  %d dev=%d unit=%s %s\n", i, c.Device, s(c.Unit), s(c.Name))
+	}
+	p("samples %d\n", len(t.Samples))
+	for i := range t.Samples {
+		x := &t.Samples[i]
+		p("  %d series=%d %s\n", x.Time, x.Series, strconv.FormatFloat(x.Value, 'g', -1, 64))
+	}
+	p("memory %d\n", len(t.MemEvents))
+	for i := range t.MemEvents {
+		m := &t.MemEvents[i]
+		p("  %d dev=%d thread=%s bytes=%d addr=%#x allocated=%d reserved=%d\n", m.Time, m.Device, th(m.Thread), m.Bytes, m.Addr, m.TotalAllocated, m.TotalReserved)
+	}
+	if t.Bench != nil {
+		dumpBench(p, t.Bench)
+	}
+	p("warnings %d\n", len(t.Warnings))
+	for _, w := range t.Warnings {
+		p("  %s: %s\n", w.Position, w.Message)
+	}
+	return bw.Flush()
+}
+
+func dumpBench(p func(string, ...any), b *Bench) {
+	g := func(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
+	p("nccl version=%q network=%q transports=%q warnings=%d\n", b.NCCL.Version, b.NCCL.Network, b.NCCL.Transports, len(b.NCCL.Warnings))
+	p("bench runs %d\n", len(b.Runs))
+	for _, r := range b.Runs {
+		p("  run %s ranks=%d nodes=%d gpu=%q avg_busbw=%s rows=%d\n", r.Collective, r.Ranks, r.Nodes, r.GPU, g(r.ReportedAvgBusBW), len(r.Rows))
+		for _, row := range r.Rows {
+			half := func(h BenchResult) string {
+				if !h.Present {
+					return "-"
+				}
+				return fmt.Sprintf("%s/%s/%s/%d", g(h.TimeUS), g(h.AlgBWGBps), g(h.BusBWGBps), h.Wrong)
+			}
+			p("    %d %d %s %s %d oop=%s ip=%s\n", row.SizeBytes, row.Count, row.Dtype, row.Redop, row.Root, half(row.OutOfPlace), half(row.InPlace))
+		}
+	}
+}

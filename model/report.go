@@ -1,0 +1,87 @@
+package model
+
+// Input describes one analysed file.
+type Input struct {
+	Path     string
+	Format   Format
+	Rank     int
+	Producer string
+}
+
+// DeviceSummary is the GPU time breakdown of one device of one rank.
+//
+// Span runs from the start of the first GPU activity to the end of the last;
+// Busy is the length of the union of all activity; Idle = Span - Busy.
+// Compute, Communication and Memory are the lengths of the unions of each
+// class's intervals; NonCompute = Busy - Compute.
+type DeviceSummary struct {
+	Rank          int
+	Device        DeviceID
+	Name          string
+	Start, End    Time
+	Span          Duration
+	Busy          Duration
+	Idle          Duration
+	Compute       Duration
+	Communication Duration
+	Memory        Duration
+	NonCompute    Duration
+	Kernels       int64
+	MemOps        int64
+}
+
+// KernelSummary is the total time of one kernel name.
+type KernelSummary struct {
+	Name  string
+	Count int64
+	Total Duration
+	Min   Duration
+	Max   Duration
+}
+
+// NotMeasurable says why a rule could not run on the input.
+type NotMeasurable struct {
+	Rule   string
+	Reason string
+}
+
+// Report is the result of analysing one trace or one job's set of traces.
+type Report struct {
+	ToolName    string
+	ToolVersion string
+	// Window names the breakdown definitions used: "trace" (whole trace) or "hta".
+	Window        string
+	Inputs        []Input
+	Devices       []DeviceSummary
+	Kernels       []KernelSummary
+	Findings      []Finding
+	NotMeasurable []NotMeasurable
+	Warnings      []Warning
+	// Health holds one line per input on what the capture holds.
+	Health []InputHealth
+	// Bench holds benchmark results of nccl-tests inputs, one per input that has them.
+	Bench []InputBench
+}
+
+// InputHealth summarises what one input's capture holds.
+type InputHealth struct {
+	Path         string
+	Capabilities []string
+	Missing      []string
+	Notes        []string
+	Counts       []Count
+	Warnings     int
+}
+
+// Count is a named count.
+type Count struct {
+	Name string
+	N    int64
+}
+
+// InputBench carries one input's benchmark results into the report.
+type InputBench struct {
+	Path  string
+	Rank  int
+	Bench *Bench
+}

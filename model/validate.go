@@ -1,0 +1,219 @@
+package model
+
+import (
+	"errors"
+	"fmt"
+)
+
+// maxValidateErrors bounds how many problems Validate reports.
+const maxValidateErrors = 20
+
+// Validate checks the trace's invariants: every record ends at or after its
+// start, tables are sorted by start, references (threads, strings, devices,
+// counter series, call chains) point at existing entries and enums hold known
+// values. It returns nil or an error listing up to 20 problems.
+func (t *Trace) Validate() error {
+	v := validator{t: t}
+	v.check()
+	if len(v.errs) == 0 {
+		return nil
+	}
+	if v.more > 0 {
+		v.errs = append(v.errs, fmt.Errorf("... and %d more problems", v.more))
+	}
+	return errors.Join(v.errs...)
+}
+
+type validator struct {
+	t    *Trace
+	errs []error
+	more int
+}
+
+func (v *validator) fail(format string, args ...any) {
+	if len(v.errs) >= maxValidateErrors {
+		v.more++
+		return
+	}
+	v.errs = append(v.errs, fmt.Errorf(format, args...))
+}
+
+func (v *validator) str(table string, i int, id StringID) {
+	if int(id) >= v.t.Strings.Len() {
+		v.fail("%s[%d]: string id %d out of range", table, i, id)
+	}
+}
+
+func (v *validator) thread(table string, i int, id ThreadID, required bool) {
+	if id == NoThread {
+		if required {
+			v.fail("%s[%d]: no thread", table, i)
+		}
+		return
+	}
+	if id < 0 || int(id) >= len(v.t.Threads) {
+		v.fail("%s[%d]: thread id %d out of range", table, i, id)
+	}
+}
+
+func (v *validator) span(table string, i int, start, end, prev Time) {
+	if end < start {
+		v.fail("%s[%d]: ends (%d) before it starts (%d)", table, i, end, start)
+	}
+	if i > 0 && start < prev {
+		v.fail("%s[%d]: not sorted by start (%d after %d)", table, i, start, prev)
+	}
+}
+
+func (v *validator) check() {
+	t := v.t
+	devs := map[DeviceID]bool{}
+	for i, d := range t.Devices {
+		if devs[d.ID] {
+			v.fail("devices[%d]: duplicate device id %d", i, d.ID)
+		}
+		devs[d.ID] = true
+	}
+	dev := func(table string, i int, id DeviceID) {
+		if !devs[id] {
+			v.fail("%s[%d]: device %d not in the device table", table, i, id)
+		}
+	}
+	seenThreads := map[[2]int64]bool{}
+	for i, th := range t.Threads {
+		k := [2]int64{th.PID, th.TID}
+		if seenThreads[k] {
+			v.fail("threads[%d]: duplicate thread pid %d tid %d", i, th.PID, th.TID)
+		}
+		seenThreads[k] = true
+	}
+	var prev Time
+	for i := range t.Kernels {
+		k := &t.Kernels[i]
+		v.span("kernels", i, k.Start, k.End, prev)
+		prev = k.Start
+		v.str("kernels", i, k.Name)
+		v.str("kernels", i, k.ShortName)
+		dev("kernels", i, k.Device)
+		if k.Name == NoString {
+			v.fail("kernels[%d]: no name", i)
+		}
+	}
+	for i := range t.MemOps {
+		m := &t.MemOps[i]
+		v.span("memops", i, m.Start, m.End, prev)
+		prev = m.Start
+		v.str("memops", i, m.Name)
+		dev("memops", i, m.Device)
+		if m.Kind > MemSet {
+			v.fail("memops[%d]: invalid kind %d", i, m.Kind)
+		}
+		if m.Bytes < -1 {
+			v.fail("memops[%d]: negative byte count %d", i, m.Bytes)
+		}
+	}
+	for i := range t.APICalls {
+		a := &t.APICalls[i]
+		v.span("api", i, a.Start, a.End, prev)
+		prev = a.Start
+		v.str("api", i, a.Name)
+		v.thread("api", i, a.Thread, true)
+		if a.Class > APIMemset {
+			v.fail("api[%d]: invalid class %d", i, a.Class)
+		}
+	}
+	for i := range t.Syncs {
+		s := &t.Syncs[i]
+		v.span("syncs", i, s.Start, s.End, prev)
+		prev = s.Start
+		if s.Device != NoDevice {
+			dev("syncs", i, s.Device)
+		}
+	}
+	for i := range t.Ranges {
+		r := &t.Ranges[i]
+		v.span("ranges", i, r.Start, r.End, prev)
+		prev = r.Start
+		v.str("ranges", i, r.Name)
+		v.str("ranges", i, r.Domain)
+		if r.Kind == RangeGPUAnnotation {
+			dev("ranges", i, r.Device)
+		} else {
+			v.thread("ranges", i, r.Thread, true)
+		}
+		if r.Kind > RangeMark {
+			v.fail("ranges[%d]: invalid kind %d", i, r.Kind)
+		}
+		if r.Depth < 0 {
+			v.fail("ranges[%d]: negative depth", i)
+		}
+	}
+	for i := range t.OSCalls {
+		o := &t.OSCalls[i]
+		v.span("osrt", i, o.Start, o.End, prev)
+		prev = o.Start
+		v.str("osrt", i, o.Name)
+		v.thread("osrt", i, o.Thread, true)
+		if o.CallChain < -1 || int(o.CallChain) >= len(t.CallChains) {
+			v.fail("osrt[%d]: call chain %d out of range", i, o.CallChain)
+		}
+	}
+	for i, c := range t.CallChains {
+		for _, f := range c {
+			v.str("callchains", i, f)
+		}
+	}
+	for i := range t.GIL {
+		g := &t.GIL[i]
+		v.span("gil", i, g.Start, g.End, prev)
+		prev = g.Start
+		v.thread("gil", i, g.Thread, true)
+	}
+	for i := range t.Collectives {
+		c := &t.Collectives[i]
+		v.span("collectives", i, c.Start, c.End, prev)
+		prev = c.Start
+		v.str("collectives", i, c.Dtype)
+		v.str("collectives", i, c.Group)
+		if c.Op > CollScatter {
+			v.fail("collectives[%d]: invalid op %d", i, c.Op)
+		}
+		if c.Source == CollFromKernel {
+			dev("collectives", i, c.Device)
+		}
+	}
+	for i, c := range t.Counters {
+		v.str("counters", i, c.Name)
+		v.str("counters", i, c.Unit)
+	}
+	for i := range t.Samples {
+		s := &t.Samples[i]
+		if i > 0 && s.Time < prev {
+			v.fail("samples[%d]: not sorted by time", i)
+		}
+		prev = s.Time
+		if s.Series < 0 || int(s.Series) >= len(t.Counters) {
+			v.fail("samples[%d]: series %d out of range", i, s.Series)
+		}
+	}
+	for i := range t.MemEvents {
+		m := &t.MemEvents[i]
+		if i > 0 && m.Time < prev {
+			v.fail("memory[%d]: not sorted by time", i)
+		}
+		prev = m.Time
+		v.thread("memory", i, m.Thread, false)
+	}
+	if t.Window.End < t.Window.Start {
+		v.fail("window ends before it starts")
+	}
+	if t.Bench != nil {
+		for i, r := range t.Bench.Runs {
+			for j, row := range r.Rows {
+				if row.SizeBytes < 0 {
+					v.fail("bench[%d].rows[%d]: negative size", i, j)
+				}
+			}
+		}
+	}
+}
