@@ -1,0 +1,14 @@
+// Package all is the explicit registry of every importer tracedx ships.
+package all
+
+import (
+	"github.com/tracedx/tracedx/importers"
+)
+
+// Registry returns the default importer registry. Each importer package adds
+// itself to the list below (one line each).
+func Registry() *importers.Registry {
+	return importers.NewRegistry(
+	// importers: one line each, e.g. kineto.New(),
+	)
+}
