@@ -4,12 +4,16 @@ package all
 
 import (
 	"github.com/tracedx/tracedx/detectors"
+	"github.com/tracedx/tracedx/detectors/kernelgap"
+	"github.com/tracedx/tracedx/detectors/tracehealth"
 )
 
 // Detectors returns every detector. Each detector package adds itself to the
 // list below (one line each).
 func Detectors() []*detectors.Detector {
 	return []*detectors.Detector{
+		tracehealth.Detector,
+		kernelgap.Detector,
 		// detectors: one line each, e.g. kernelgap.Detector,
 	}
 }

@@ -1,0 +1,261 @@
+package breakdown
+
+import (
+	"sort"
+	"strings"
+
+	"github.com/tracedx/tracedx/detectors"
+	"github.com/tracedx/tracedx/model"
+)
+
+// Window names.
+const (
+	WindowTrace = "trace"
+	WindowHTA   = "hta"
+)
+
+// Activity is one GPU activity interval with its class and name.
+type Activity struct {
+	Start, End model.Time
+	Device     model.DeviceID
+	Stream     model.StreamID
+	Name       model.StringID
+	Class      detectors.Class
+	IsKernel   bool
+}
+
+// Activities returns the GPU activities of t (kernels and memory operations),
+// classified by tracedx's own rules, in start order.
+func Activities(t *model.Trace) []Activity {
+	classes := detectors.KernelClasses(t)
+	out := make([]Activity, 0, len(t.Kernels)+len(t.MemOps))
+	for i := range t.Kernels {
+		k := &t.Kernels[i]
+		out = append(out, Activity{Start: k.Start, End: k.End, Device: k.Device, Stream: k.Stream, Name: k.Name, Class: classes[i], IsKernel: true})
+	}
+	for i := range t.MemOps {
+		m := &t.MemOps[i]
+		out = append(out, Activity{Start: m.Start, End: m.End, Device: m.Device, Stream: m.Stream, Name: m.Name, Class: detectors.ClassMemory})
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Start < out[j].Start })
+	return out
+}
+
+// Compute returns the breakdown of every device of every rank and the
+// per-name kernel totals of the whole set, for the given window ("trace" or
+// "hta").
+func Compute(set *model.TraceSet, window string) ([]model.DeviceSummary, []model.KernelSummary) {
+	var devs []model.DeviceSummary
+	totals := map[string]*model.KernelSummary{}
+	for _, t := range set.Traces {
+		if window == WindowHTA {
+			d, ok := htaRank(t, totals)
+			if ok {
+				devs = append(devs, d)
+			}
+			continue
+		}
+		acts := Activities(t)
+		byDev := map[model.DeviceID][]Activity{}
+		for _, a := range acts {
+			byDev[a.Device] = append(byDev[a.Device], a)
+			if a.IsKernel {
+				addKernel(totals, t.Str(a.Name), a.End.Sub(a.Start))
+			}
+		}
+		ids := make([]model.DeviceID, 0, len(byDev))
+		for id := range byDev {
+			ids = append(ids, id)
+		}
+		sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+		for _, id := range ids {
+			s := summarize(byDev[id])
+			s.Rank = t.Rank
+			s.Device = id
+			if d, ok := t.Device(id); ok {
+				s.Name = d.Name
+			}
+			devs = append(devs, s)
+		}
+	}
+	return devs, sortKernels(totals)
+}
+
+func addKernel(totals map[string]*model.KernelSummary, name string, d model.Duration) {
+	ks := totals[name]
+	if ks == nil {
+		ks = &model.KernelSummary{Name: name, Min: d, Max: d}
+		totals[name] = ks
+	}
+	ks.Count++
+	ks.Total += d
+	ks.Min = min(ks.Min, d)
+	ks.Max = max(ks.Max, d)
+}
+
+func sortKernels(totals map[string]*model.KernelSummary) []model.KernelSummary {
+	out := make([]model.KernelSummary, 0, len(totals))
+	for _, k := range totals {
+		out = append(out, *k)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Total != out[j].Total {
+			return out[i].Total > out[j].Total
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out
+}
+
+// summarize computes the trace-window breakdown of one device's activities.
+func summarize(acts []Activity) model.DeviceSummary {
+	var all, comp, comm, mem []model.Interval
+	var s model.DeviceSummary
+	first := true
+	for _, a := range acts {
+		if a.IsKernel {
+			s.Kernels++
+		} else {
+			s.MemOps++
+		}
+		if first || a.Start < s.Start {
+			s.Start = a.Start
+		}
+		if first || a.End > s.End {
+			s.End = a.End
+		}
+		first = false
+		iv := model.Interval{Start: a.Start, End: a.End}
+		all = append(all, iv)
+		switch a.Class {
+		case detectors.ClassCompute:
+			comp = append(comp, iv)
+		case detectors.ClassComm:
+			comm = append(comm, iv)
+		case detectors.ClassMemory:
+			mem = append(mem, iv)
+		}
+	}
+	s.Span = s.End.Sub(s.Start)
+	s.Busy = detectors.Total(detectors.Union(all))
+	s.Idle = s.Span - s.Busy
+	s.Compute = detectors.Total(detectors.Union(comp))
+	s.Communication = detectors.Total(detectors.Union(comm))
+	s.Memory = detectors.Total(detectors.Union(mem))
+	s.NonCompute = s.Busy - s.Compute
+	return s
+}
+
+// htaRank computes HTA's temporal breakdown of one rank (all devices
+// together) and adds HTA's per-name totals (kernels and memory activity).
+func htaRank(t *model.Trace, totals map[string]*model.KernelSummary) (model.DeviceSummary, bool) {
+	launchStart := map[[2]int64]model.Time{}
+	for i := range t.APICalls {
+		a := &t.APICalls[i]
+		if a.Correlation != 0 {
+			k := [2]int64{int64(a.CorrScope), a.Correlation}
+			if _, dup := launchStart[k]; !dup {
+				launchStart[k] = a.Start
+			}
+		}
+	}
+	cutoff, hasCutoff := lastStepStart(t)
+	keep := func(scope int32, corr int64) bool {
+		if corr == 0 {
+			return false
+		}
+		ls, ok := launchStart[[2]int64{int64(scope), corr}]
+		if !ok {
+			return false
+		}
+		return !hasCutoff || ls < cutoff
+	}
+	var all, comp []model.Interval
+	var s model.DeviceSummary
+	s.Rank = t.Rank
+	s.Device = model.NoDevice
+	first := true
+	add := func(start, end model.Time, name string, isKernel bool) {
+		if first || start < s.Start {
+			s.Start = start
+		}
+		if first || end > s.End {
+			s.End = end
+		}
+		first = false
+		iv := model.Interval{Start: start, End: end}
+		all = append(all, iv)
+		c, ok := detectors.ClassifyHTA(name)
+		if ok && c == detectors.ClassCompute {
+			comp = append(comp, iv)
+		}
+		addKernel(totals, name, end.Sub(start))
+		if isKernel {
+			s.Kernels++
+		} else {
+			s.MemOps++
+		}
+	}
+	for i := range t.Kernels {
+		k := &t.Kernels[i]
+		if keep(k.CorrScope, k.Correlation) {
+			add(k.Start, k.End, t.Str(k.Name), true)
+		}
+	}
+	for i := range t.MemOps {
+		m := &t.MemOps[i]
+		if keep(m.CorrScope, m.Correlation) {
+			name := t.Str(m.Name)
+			if name == "" {
+				name = htaMemName(m)
+			}
+			add(m.Start, m.End, name, false)
+		}
+	}
+	if first {
+		return s, false
+	}
+	if len(t.Devices) > 0 {
+		s.Device = t.Devices[0].ID
+		s.Name = t.Devices[0].Name
+		if ids := t.GPUDevices(); len(ids) > 0 {
+			s.Device = ids[0]
+			if d, ok := t.Device(ids[0]); ok {
+				s.Name = d.Name
+			}
+		}
+	}
+	s.Span = s.End.Sub(s.Start)
+	s.Busy = detectors.Total(detectors.Union(all))
+	s.Idle = s.Span - s.Busy
+	s.Compute = detectors.Total(detectors.Union(comp))
+	s.NonCompute = s.Span - s.Compute - s.Idle
+	return s, true
+}
+
+func htaMemName(m *model.MemOp) string {
+	if m.Kind == model.MemSet {
+		return "Memset (Device)"
+	}
+	return "Memcpy " + m.Kind.String()
+}
+
+// lastStepStart returns the start of the last ProfilerStep range.
+func lastStepStart(t *model.Trace) (model.Time, bool) {
+	var last model.Time
+	found := false
+	for i := range t.Ranges {
+		r := &t.Ranges[i]
+		if r.Kind != model.RangeStep || r.Thread == model.NoThread {
+			continue
+		}
+		if !strings.HasPrefix(t.Str(r.Name), "ProfilerStep#") {
+			continue
+		}
+		if !found || r.Start > last {
+			last = r.Start
+			found = true
+		}
+	}
+	return last, found
+}
