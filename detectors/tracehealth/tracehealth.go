@@ -66,6 +66,9 @@ func run(p *detectors.Pass) error {
 			sev = model.SevWarning
 		}
 		notes := append([]string(nil), t.Caps.Notes...)
+		if len(gaps) == 0 && len(notes) == 0 && len(t.Warnings) == 0 {
+			continue // a complete, clean capture: nothing to say
+		}
 		msg := fmt.Sprintf("%s (%s) holds: %s.", baseName(t.Path), t.Format, orNone(strings.Join(t.Caps.Names(), ", ")))
 		if len(gaps) > 0 {
 			msg += " Not observed: " + strings.Join(gaps, "; ") + "."

@@ -1,0 +1,135 @@
+package kernelgap
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/tracedx/tracedx/detectors"
+	"github.com/tracedx/tracedx/internal/fixture"
+	"github.com/tracedx/tracedx/model"
+)
+
+func runOn(t *testing.T, traces ...*model.Trace) detectors.Result {
+	t.Helper()
+	res := detectors.Run(fixture.Set(traces...), []*detectors.Detector{Detector}, detectors.Config{})
+	if len(res.Errors) > 0 {
+		t.Fatal(res.Errors)
+	}
+	return res
+}
+
+func TestPlantedCauses(t *testing.T) {
+	tr, want := fixture.GapCauses()
+	if err := tr.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	got := Analyze(tr, 50*model.Microsecond)
+	if len(got) != 1 {
+		t.Fatalf("devices: got %d, want 1", len(got))
+	}
+	gaps := got[0].Gaps
+	if len(gaps) != len(want) {
+		t.Fatalf("gaps: got %d, want %d: %+v", len(gaps), len(want), gaps)
+	}
+	for i, w := range want {
+		g := gaps[i]
+		if g.Start != fixture.US(w.StartUS) || g.End != fixture.US(w.EndUS) || g.Cause.String() != w.Cause {
+			t.Errorf("gap %d: got [%d,%d) %s (%s), want [%d,%d) %s", i, g.Start, g.End, g.Cause, g.Detail,
+				fixture.US(w.StartUS), fixture.US(w.EndUS), w.Cause)
+		}
+	}
+	res := runOn(t, tr)
+	if len(res.Findings) != 1 {
+		t.Fatalf("findings: %d", len(res.Findings))
+	}
+	f := res.Findings[0]
+	checks := map[string]float64{
+		"gap_count":                6,
+		"gap_total_ns":             1180e3,
+		"sync-blocked_ns":          200e3,
+		"memcpy-blocked_ns":        280e3,
+		"comm-wait_ns":             300e3,
+		"gil_ns":                   200e3,
+		"launch-bound_ns":          100e3,
+		"unknown_ns":               100e3,
+		"gap_max_ns":               300e3,
+		"span_ns":                  2050e3,
+		"launch-bound_pct_of_span": 4.88,
+	}
+	for name, want := range checks {
+		m, ok := f.Metric(name)
+		if !ok || m.Value != want {
+			t.Errorf("metric %s = %v (present %v), want %v", name, m.Value, ok, want)
+		}
+	}
+	if f.Severity != model.SevError { // 1180/2050 = 57.6% ≥ 40%
+		t.Errorf("severity %s, want error", f.Severity)
+	}
+	if len(f.Evidence) != 6 || f.Evidence[0].Start != fixture.US(900) {
+		t.Errorf("evidence should list the largest gap first: %+v", f.Evidence)
+	}
+	if !strings.Contains(f.Title, "mostly comm-wait") {
+		t.Errorf("title %q", f.Title)
+	}
+}
+
+func TestCleanQuiet(t *testing.T) {
+	res := runOn(t, fixture.BackToBack(50))
+	if len(res.Findings) != 0 {
+		t.Fatalf("clean trace got findings: %+v", res.Findings)
+	}
+	if len(res.NotMeasurable) != 0 {
+		t.Fatalf("clean trace got not-measurable: %+v", res.NotMeasurable)
+	}
+}
+
+func TestGPUOnlyNotMeasurable(t *testing.T) {
+	b := fixture.New("gpu-only.json", model.FormatKineto)
+	b.Kernel(0, 7, "a", 0, 100, model.NoThread, 0)
+	b.Kernel(0, 7, "b", 300, 400, model.NoThread, 0)
+	res := runOn(t, b.Build())
+	if len(res.Findings) != 1 {
+		t.Fatalf("findings: %+v", res.Findings)
+	}
+	if m, _ := res.Findings[0].Metric("not-measurable_ns"); m.Value != 200e3 {
+		t.Errorf("not-measurable_ns = %v", m.Value)
+	}
+	if len(res.NotMeasurable) != 1 || !strings.Contains(res.NotMeasurable[0].Reason, "GPU-only") {
+		t.Errorf("not measurable: %+v", res.NotMeasurable)
+	}
+}
+
+func TestCPUOnlyNotMeasurable(t *testing.T) {
+	b := fixture.New("cpu-only.json", model.FormatKineto)
+	th := b.Thread(1, "main")
+	b.Range(th, model.RangeCPUOp, "aten::add", 0, 10)
+	res := runOn(t, b.Build())
+	if len(res.Findings) != 0 || len(res.NotMeasurable) != 1 {
+		t.Fatalf("findings %+v not measurable %+v", res.Findings, res.NotMeasurable)
+	}
+}
+
+func TestThresholdParam(t *testing.T) {
+	tr, _ := fixture.GapCauses()
+	cfg := detectors.Config{Params: map[string]map[string]float64{"kernel-gap": {"min_gap_us": 250}}}
+	res := detectors.Run(fixture.Set(tr), []*detectors.Detector{Detector}, cfg)
+	m, _ := res.Findings[0].Metric("gap_count")
+	if m.Value != 2 { // 280 and 300 µs
+		t.Errorf("gap_count with 250 µs threshold = %v, want 2", m.Value)
+	}
+}
+
+func BenchmarkAnalyze(b *testing.B) {
+	fb := fixture.New("bench.json", model.FormatKineto)
+	th := fb.Thread(1, "main")
+	for i := 0; i < 200000; i++ {
+		s := float64(i) * 200
+		fb.Kernel(0, 7, "k", s, s+100, th, s+50)
+	}
+	tr := fb.Build()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		Analyze(tr, 50*model.Microsecond)
+	}
+	b.ReportMetric(float64(len(tr.Kernels))*float64(b.N)/b.Elapsed().Seconds(), "kernels/s")
+}
