@@ -4,6 +4,7 @@ package all
 
 import (
 	"github.com/tracedx/tracedx/detectors"
+	"github.com/tracedx/tracedx/detectors/commwait"
 	"github.com/tracedx/tracedx/detectors/kernelgap"
 	"github.com/tracedx/tracedx/detectors/tracehealth"
 )
@@ -14,6 +15,7 @@ func Detectors() []*detectors.Detector {
 	return []*detectors.Detector{
 		tracehealth.Detector,
 		kernelgap.Detector,
+		commwait.Detector,
 		// detectors: one line each, e.g. kernelgap.Detector,
 	}
 }
