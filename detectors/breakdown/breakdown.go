@@ -1,7 +1,10 @@
 package breakdown
 
 import (
+	"fmt"
+	"math"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/tracedx/tracedx/detectors"
@@ -175,7 +178,9 @@ func htaRank(t *model.Trace, totals map[string]*model.KernelSummary) (model.Devi
 	s.Rank = t.Rank
 	s.Device = model.NoDevice
 	first := true
+	clock := newHTAClock(t)
 	add := func(start, end model.Time, name string, isKernel bool) {
+		start, end = clock.cut(start, end)
 		if first || start < s.Start {
 			s.Start = start
 		}
@@ -231,6 +236,60 @@ func htaRank(t *model.Trace, totals map[string]*model.KernelSummary) (model.Devi
 	s.Compute = detectors.Total(detectors.Union(comp))
 	s.NonCompute = s.Span - s.Compute - s.Idle
 	return s, true
+}
+
+// htaClock converts activities to whole microseconds as HTA does for traces
+// with fractional timestamps: it reads ts and dur as float64 microseconds
+// (as written in the file: relative to baseTimeNanoseconds when the file has
+// one), rounds the start up and the end (ts + dur, in float64) down, so a
+// sub-microsecond activity can come out empty or negative. The float64
+// rounding matters: an epoch timestamp such as 1712195495519689.047 has a
+// resolution of 0.25 µs. Integer-microsecond traces are unchanged.
+type htaClock struct {
+	base model.Time
+}
+
+func newHTAClock(t *model.Trace) htaClock {
+	var c htaClock
+	if v, err := strconv.ParseInt(t.Meta["baseTimeNanoseconds"], 10, 64); err == nil {
+		c.base = model.Time(v)
+	}
+	return c
+}
+
+// micros returns the float64 that Python's float() gives for the decimal
+// microsecond text of ns.
+func micros(ns int64) float64 {
+	neg := ns < 0
+	if neg {
+		ns = -ns
+	}
+	s := strconv.FormatInt(ns/1000, 10) + "." + fmt.Sprintf("%03d", ns%1000)
+	f, _ := strconv.ParseFloat(s, 64)
+	if neg {
+		f = -f
+	}
+	return f
+}
+
+func (c htaClock) cut(start, end model.Time) (model.Time, model.Time) {
+	us := model.Time(model.Microsecond)
+	if (start-c.base)%us == 0 && (end-start)%us == 0 {
+		return start, end
+	}
+	ts := micros(int64(start - c.base))
+	dur := micros(int64(end - start))
+	s := model.Time(math.Ceil(ts))*us + c.base
+	e := model.Time(math.Floor(ts+dur))*us + c.base
+	return s, e
+}
+
+func floorDiv(a, b model.Time) model.Time {
+	q := a / b
+	if a%b != 0 && a < 0 {
+		q--
+	}
+	return q
 }
 
 func htaMemName(m *model.MemOp) string {

@@ -11,6 +11,9 @@
 //     of non-communication kernels; memory is the union of memcpy and memset
 //     (TraceLens counts memsets as computation, we count them as memory);
 //     communication is the union of communication kernels (NCCL/RCCL/...).
+//     This matches TraceLens' gpu_timeline busy and idle time, except that
+//     TraceLens counts only GPU activity inside the GPU-side ProfilerStep
+//     annotation when the trace has one, while we count the whole trace.
 //   - "hta": Holistic Trace Analysis' temporal breakdown. Only GPU activity
 //     whose launch (matched by correlation id) starts before the start of the
 //     last ProfilerStep is kept, all devices of a rank are taken together, and
