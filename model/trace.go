@@ -1,7 +1,9 @@
 package model
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"sort"
 )
 
@@ -209,44 +211,16 @@ func (t *Trace) Finalize() {
 	sort.SliceStable(t.Devices, func(i, j int) bool { return t.Devices[i].ID < t.Devices[j].ID })
 	sort.SliceStable(t.Processes, func(i, j int) bool { return t.Processes[i].PID < t.Processes[j].PID })
 	t.sortThreads()
-	sort.SliceStable(t.Kernels, func(i, j int) bool {
-		a, b := &t.Kernels[i], &t.Kernels[j]
-		if a.Start != b.Start {
-			return a.Start < b.Start
-		}
-		if a.Device != b.Device {
-			return a.Device < b.Device
-		}
-		if a.Stream != b.Stream {
-			return a.Stream < b.Stream
-		}
-		if a.End != b.End {
-			return a.End < b.End
-		}
-		return a.Correlation < b.Correlation
+	sortStable(t.Kernels, func(a, b *Kernel) int {
+		return cmpChain(cmp.Compare(a.Start, b.Start), cmp.Compare(a.Device, b.Device), cmp.Compare(a.Stream, b.Stream),
+			cmp.Compare(a.End, b.End), cmp.Compare(a.Correlation, b.Correlation))
 	})
-	sort.SliceStable(t.MemOps, func(i, j int) bool {
-		a, b := &t.MemOps[i], &t.MemOps[j]
-		if a.Start != b.Start {
-			return a.Start < b.Start
-		}
-		if a.Device != b.Device {
-			return a.Device < b.Device
-		}
-		if a.Stream != b.Stream {
-			return a.Stream < b.Stream
-		}
-		return a.End < b.End
+	sortStable(t.MemOps, func(a, b *MemOp) int {
+		return cmpChain(cmp.Compare(a.Start, b.Start), cmp.Compare(a.Device, b.Device), cmp.Compare(a.Stream, b.Stream),
+			cmp.Compare(a.End, b.End))
 	})
-	sort.SliceStable(t.APICalls, func(i, j int) bool {
-		a, b := &t.APICalls[i], &t.APICalls[j]
-		if a.Start != b.Start {
-			return a.Start < b.Start
-		}
-		if a.Thread != b.Thread {
-			return a.Thread < b.Thread
-		}
-		return a.End > b.End
+	sortStable(t.APICalls, func(a, b *APICall) int {
+		return cmpChain(cmp.Compare(a.Start, b.Start), cmp.Compare(a.Thread, b.Thread), cmp.Compare(b.End, a.End))
 	})
 	sort.SliceStable(t.Syncs, func(i, j int) bool {
 		a, b := &t.Syncs[i], &t.Syncs[j]
@@ -298,6 +272,32 @@ func (t *Trace) Finalize() {
 	sort.SliceStable(t.MemEvents, func(i, j int) bool { return t.MemEvents[i].Time < t.MemEvents[j].Time })
 	t.sortRanges()
 	t.Caps.fillFrom(t)
+}
+
+// sortStable sorts s stably by c, skipping the sort when s is already in
+// order (the common case for captures written in time order).
+func sortStable[T any](s []T, c func(a, b *T) int) {
+	sorted := true
+	for i := 1; i < len(s); i++ {
+		if c(&s[i-1], &s[i]) > 0 {
+			sorted = false
+			break
+		}
+	}
+	if sorted {
+		return
+	}
+	slices.SortStableFunc(s, func(a, b T) int { return c(&a, &b) })
+}
+
+// cmpChain returns the first non-zero comparison.
+func cmpChain(cs ...int) int {
+	for _, c := range cs {
+		if c != 0 {
+			return c
+		}
+	}
+	return 0
 }
 
 // sortThreads orders threads by (pid, tid) and rewrites every ThreadID.
@@ -362,34 +362,28 @@ func laneOf(r *Range) rangeLane {
 }
 
 // sortRanges sorts ranges by start (longest first on ties) and computes each
-// range's nesting depth within its lane. Ranges that cross rather than nest
-// are placed at the depth of the innermost range that still encloses their
-// start.
+// range's nesting depth within its lane: the number of ranges of the lane
+// still open at its start (for properly nested ranges, the usual depth;
+// ranges that cross rather than nest are counted while open).
 func (t *Trace) sortRanges() {
-	sort.SliceStable(t.Ranges, func(i, j int) bool {
-		a, b := &t.Ranges[i], &t.Ranges[j]
-		if a.Start != b.Start {
-			return a.Start < b.Start
-		}
-		if a.End != b.End {
-			return a.End > b.End
-		}
-		if a.Thread != b.Thread {
-			return a.Thread < b.Thread
-		}
-		if a.Kind != b.Kind {
-			return a.Kind < b.Kind
-		}
-		return a.Name < b.Name
+	sortStable(t.Ranges, func(a, b *Range) int {
+		return cmpChain(cmp.Compare(a.Start, b.Start), cmp.Compare(b.End, a.End), cmp.Compare(a.Thread, b.Thread),
+			cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Name, b.Name))
 	})
 	stacks := map[rangeLane][]Time{}
 	for i := range t.Ranges {
 		r := &t.Ranges[i]
 		lane := laneOf(r)
 		st := stacks[lane]
-		for len(st) > 0 && st[len(st)-1] <= r.Start {
-			st = st[:len(st)-1]
+		// Drop every range that ended by now; with crossing ranges an
+		// ended one need not be on top.
+		kept := st[:0]
+		for _, end := range st {
+			if end > r.Start {
+				kept = append(kept, end)
+			}
 		}
+		st = kept
 		d := len(st)
 		if d > 32767 {
 			d = 32767

@@ -1,0 +1,150 @@
+package model_test
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tracedx/tracedx/internal/fixture"
+	"github.com/tracedx/tracedx/model"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+func TestStringTable(t *testing.T) {
+	var st model.StringTable
+	a := st.Intern("a")
+	if st.Intern("a") != a || st.InternBytes([]byte("a")) != a || st.Get(a) != "a" {
+		t.Fatal("interning is not stable")
+	}
+	if st.Intern("") != model.NoString || st.Get(model.NoString) != "" {
+		t.Fatal("empty string is not NoString")
+	}
+	if _, ok := st.Lookup("b"); ok {
+		t.Fatal("Lookup added a string")
+	}
+}
+
+func TestFinalizeSortsAndNests(t *testing.T) {
+	tr := model.NewTrace("x.json", model.FormatKineto)
+	th := tr.ThreadFor(1, 9)
+	th0 := tr.ThreadFor(1, 2) // added later, sorts first
+	tr.Devices = []model.Device{{ID: 0}}
+	r := func(th model.ThreadID, s, e model.Time, name string) {
+		tr.Ranges = append(tr.Ranges, model.Range{Start: s, End: e, Thread: th, Name: tr.Intern(name), Device: model.NoDevice, Stream: model.NoStream, Kind: model.RangeCPUOp})
+	}
+	r(th, 50, 60, "inner2")
+	r(th, 0, 100, "outer")
+	r(th, 10, 40, "inner1")
+	r(th, 20, 30, "innermost")
+	r(th, 35, 70, "crossing") // starts inside inner1's parent, ends after inner1
+	r(th0, 5, 6, "other-thread")
+	tr.Kernels = []model.Kernel{{Start: 30, End: 40, Name: tr.Intern("b")}, {Start: 10, End: 20, Name: tr.Intern("a")}}
+	tr.Finalize()
+	if err := tr.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	depth := map[string]int16{}
+	for _, x := range tr.Ranges {
+		depth[tr.Str(x.Name)] = x.Depth
+	}
+	want := map[string]int16{"outer": 0, "inner1": 1, "innermost": 2, "crossing": 2, "inner2": 2, "other-thread": 0}
+	for k, v := range want {
+		if depth[k] != v {
+			t.Errorf("depth of %s = %d, want %d", k, depth[k], v)
+		}
+	}
+	if tr.Kernels[0].Start != 10 || !tr.Caps.Has(model.CapKernels) || !tr.Caps.Has(model.CapCPUOps) {
+		t.Errorf("kernels not sorted or capabilities not filled: %+v %v", tr.Kernels, tr.Caps)
+	}
+	if tr.Threads[0].TID != 2 || tr.Thread(tr.Ranges[len(tr.Ranges)-1].Thread).TID != 9 {
+		t.Errorf("threads not renumbered consistently: %+v", tr.Threads)
+	}
+}
+
+func TestValidateFindsProblems(t *testing.T) {
+	tr := model.NewTrace("bad.json", model.FormatKineto)
+	tr.Kernels = []model.Kernel{
+		{Start: 10, End: 5, Name: tr.Intern("k"), Device: 0}, // ends before start; device unknown
+		{Start: 1, End: 2, Name: 999, Device: 0},             // unsorted; bad string id
+	}
+	tr.APICalls = []model.APICall{{Start: 0, End: 1, Thread: 7}} // no such thread
+	tr.Samples = []model.CounterSample{{Series: 3}}
+	err := tr.Validate()
+	if err == nil {
+		t.Fatal("Validate accepted a broken trace")
+	}
+	for _, want := range []string{"ends (5) before it starts", "not in the device table", "not sorted", "string id 999", "thread id 7", "series 3"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("Validate missed %q:\n%v", want, err)
+		}
+	}
+}
+
+func TestDumpGolden(t *testing.T) {
+	tr, _ := fixture.GapCauses()
+	var a, b bytes.Buffer
+	if err := tr.Dump(&a); err != nil {
+		t.Fatal(err)
+	}
+	tr2, _ := fixture.GapCauses()
+	tr2.Dump(&b)
+	if !bytes.Equal(a.Bytes(), b.Bytes()) {
+		t.Fatal("dump is not deterministic")
+	}
+	path := filepath.Join("testdata", "gapcauses.dump")
+	if *update {
+		os.WriteFile(path, a.Bytes(), 0o644)
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./model -update)", err)
+	}
+	if !bytes.Equal(a.Bytes(), want) {
+		t.Errorf("dump differs from %s (run go test ./model -update and review)", path)
+	}
+}
+
+func TestAPIClassify(t *testing.T) {
+	for name, want := range map[string]model.APIClass{
+		"cudaLaunchKernel":           model.APILaunch,
+		"cudaLaunchKernel_v7000":     model.APILaunch,
+		"cuLaunchKernelEx":           model.APILaunch,
+		"hipExtLaunchKernel":         model.APILaunch,
+		"cudaGraphLaunch_v10000":     model.APIGraphLaunch,
+		"cudaStreamSynchronize_ptsz": model.APISync,
+		"cudaDeviceSynchronize":      model.APISync,
+		"cudaMemcpyAsync":            model.APIMemcpy,
+		"cudaMemsetAsync":            model.APIMemset,
+		"cudaMalloc":                 model.APIAlloc,
+		"cudaFreeHost":               model.APIAlloc,
+		"cudaStreamWaitEvent":        model.APIOther,
+		"cudaGetDevice":              model.APIOther,
+	} {
+		if got := model.ClassifyAPI(name); got != want {
+			t.Errorf("ClassifyAPI(%s) = %s, want %s", name, got, want)
+		}
+	}
+	if !model.IsSyncMemcpyAPI("cudaMemcpy_v3020") || model.IsSyncMemcpyAPI("cudaMemcpyAsync") {
+		t.Error("IsSyncMemcpyAPI")
+	}
+}
+
+func TestCollOpFromName(t *testing.T) {
+	for name, want := range map[string]model.CollOp{
+		"ncclKernel_AllReduce_RING_LL_Sum_float":   model.CollAllReduce,
+		"ncclDevKernel_AllGather_RING_LL":          model.CollAllGather,
+		"ncclDevKernel_ReduceScatter_Sum_bf16":     model.CollReduceScatter,
+		"ncclKernel_SendRecv_RING_SIMPLE_Sum_int8": model.CollSendRecv,
+		"c10d::broadcast_":                         model.CollBroadcast,
+		"nccl:all_to_all":                          model.CollAllToAll,
+		"ncclDevKernel_Generic":                    model.CollUnknown,
+	} {
+		if got := model.CollOpFromName(name); got != want {
+			t.Errorf("CollOpFromName(%s) = %s, want %s", name, got, want)
+		}
+	}
+}
