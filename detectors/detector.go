@@ -31,6 +31,10 @@ type Detector struct {
 	// have at least one; when none has any, the rule is not measurable and
 	// Run is not called. Empty means the rule always runs.
 	Needs []model.Capability
+	// Formats, when set, lists the input formats the rule applies to; on a
+	// set with none of them the rule is silently not applicable (it is not
+	// listed as not measurable either).
+	Formats []model.Format
 	// Run analyses the set; it reports findings and not-measurable reasons
 	// through the pass. An error means the rule could not run.
 	Run func(p *Pass) error
@@ -116,6 +120,9 @@ func Run(set *model.TraceSet, list []*Detector, cfg Config) Result {
 		if cfg.Disabled[d.ID] {
 			continue
 		}
+		if len(d.Formats) > 0 && !setHasFormat(set, d.Formats) {
+			continue
+		}
 		if len(d.Needs) > 0 && !setHasAny(set, d.Needs) {
 			names := make([]string, len(d.Needs))
 			for i, c := range d.Needs {
@@ -156,6 +163,17 @@ func safeRun(d *Detector, p *Pass) (err error) {
 		}
 	}()
 	return d.Run(p)
+}
+
+func setHasFormat(set *model.TraceSet, formats []model.Format) bool {
+	for _, t := range set.Traces {
+		for _, f := range formats {
+			if t.Format == f {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func setHasAny(set *model.TraceSet, caps []model.Capability) bool {

@@ -75,7 +75,7 @@ func offset(orig map[int]model.Time, rank int, t model.Time) string {
 	if !ok {
 		return fmt.Sprintf("t=%d ns", t)
 	}
-	return fmt.Sprintf("+%.3f ms", model.Duration(t-base).Millis())
+	return fmt.Sprintf("%+.3f ms", model.Duration(t-base).Millis())
 }
 
 func pct(num, den model.Duration) float64 {
