@@ -448,8 +448,12 @@ func finding(t *model.Trace, dg DeviceGaps, minGap model.Duration, warnPct, errP
 			model.Metric{Name: c.String() + "_pct_of_span", Value: round2(share), Unit: "%", Num: float64(d), Den: float64(span)})
 		parts = append(parts, fmt.Sprintf("%s %s (%.1f%%, %d gaps)", c, d, share, dg.Count[c]))
 	}
-	f.Message = fmt.Sprintf("The GPU sat idle for %s of its %s span (%.1f%%) in %d gaps longer than %s; median gap %s, p90 %s, p99 %s, max %s. By cause: %s.",
-		total, span, pct, len(dg.Gaps), minGap, model.Duration(q(0.5)), model.Duration(q(0.9)), model.Duration(q(0.99)), model.Duration(lens[len(lens)-1]),
+	what := "GPU"
+	if d, ok := t.Device(dg.Device); ok && d.Kind == model.DeviceAccel {
+		what = "accelerator"
+	}
+	f.Message = fmt.Sprintf("The %s sat idle for %s of its %s span (%.1f%%) in %d gaps longer than %s; median gap %s, p90 %s, p99 %s, max %s. By cause: %s.",
+		what, total, span, pct, len(dg.Gaps), minGap, model.Duration(q(0.5)), model.Duration(q(0.9)), model.Duration(q(0.99)), model.Duration(lens[len(lens)-1]),
 		strings.Join(parts, "; "))
 	if dg.Count[CauseNotMeasurable] > 0 {
 		f.Message += " The capture has no host-side API calls, so gap causes are not measurable."
