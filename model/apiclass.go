@@ -2,28 +2,48 @@ package model
 
 import "strings"
 
-// ClassifyAPI classifies a CUDA / HIP runtime or driver API name (with any
-// "_vNNNNN" version suffix already stripped, or not) into an APIClass.
+// ClassifyAPI classifies a CUDA / HIP runtime or driver API name (with or
+// without a "_vNNNNN" version suffix) into an APIClass. Families are matched
+// by prefix after the API's own prefix (cuda, cu, hip), so that for example
+// cuMemSetAccess (virtual memory management) is an allocation call, not a
+// memset.
 func ClassifyAPI(name string) APIClass {
-	n := StripAPIVersion(name)
-	l := strings.ToLower(n)
+	l := strings.ToLower(StripAPIVersion(name))
+	var rest string
 	switch {
-	case strings.Contains(l, "graphlaunch"):
+	case strings.HasPrefix(l, "cuda"):
+		rest = l[4:]
+	case strings.HasPrefix(l, "hipext"):
+		rest = l[6:]
+	case strings.HasPrefix(l, "hip"):
+		rest = l[3:]
+	case strings.HasPrefix(l, "cu"):
+		rest = l[2:]
+	default:
+		rest = l
+	}
+	has := func(prefixes ...string) bool {
+		for _, p := range prefixes {
+			if strings.HasPrefix(rest, p) {
+				return true
+			}
+		}
+		return false
+	}
+	switch {
+	case has("graphlaunch"):
 		return APIGraphLaunch
-	case strings.Contains(l, "launchkernel") || strings.Contains(l, "launchcooperativekernel") ||
-		strings.HasPrefix(l, "culaunch") || strings.HasPrefix(l, "cudalaunch") || strings.HasPrefix(l, "hiplaunch") ||
-		strings.HasPrefix(l, "hipextlaunch") || strings.HasPrefix(l, "hipmodulelaunch") || strings.HasPrefix(l, "hipextmodulelaunch"):
+	case has("launch", "modulelaunch", "extlaunch") || strings.Contains(rest, "launchkernel"):
 		return APILaunch
-	case strings.Contains(l, "synchronize"):
+	case strings.HasSuffix(rest, "synchronize"):
 		return APISync
-	case strings.Contains(l, "memset"):
+	case has("memset") && !has("memsetaccess"):
 		return APIMemset
-	case strings.Contains(l, "memcpy") || strings.Contains(l, "memprefetch"):
+	case has("memcpy", "memprefetch"):
 		return APIMemcpy
-	case strings.Contains(l, "malloc") || strings.Contains(l, "free") || strings.Contains(l, "hostalloc") ||
-		strings.Contains(l, "memalloc") || strings.Contains(l, "hostregister") || strings.Contains(l, "hostunregister") ||
-		strings.Contains(l, "mempool") || strings.Contains(l, "memcreate") || strings.Contains(l, "memmap") ||
-		strings.Contains(l, "memunmap") || strings.Contains(l, "memrelease") || strings.Contains(l, "memaddressreserve"):
+	case has("malloc", "free", "hostalloc", "memalloc", "memfree", "hostregister", "hostunregister", "mempool",
+		"memcreate", "memmap", "memunmap", "memrelease", "memaddressreserve", "memaddressfree", "memsetaccess",
+		"arraycreate", "array3dcreate", "extmallocwithflags"):
 		return APIAlloc
 	}
 	return APIOther

@@ -148,3 +148,25 @@ func TestCollOpFromName(t *testing.T) {
 		}
 	}
 }
+
+func TestAPIClassifyFamilies(t *testing.T) {
+	for name, want := range map[string]model.APIClass{
+		"cuMemSetAccess":              model.APIAlloc,
+		"cuMemsetD8Async":             model.APIMemset,
+		"cuMemcpyHtoDAsync_v2":        model.APIMemcpy,
+		"hipMemcpyWithStream":         model.APIMemcpy,
+		"hipModuleLaunchKernel":       model.APILaunch,
+		"hipExtModuleLaunchKernel":    model.APILaunch,
+		"cudaLaunchCooperativeKernel": model.APILaunch,
+		"cudaStreamSynchronize":       model.APISync,
+		"hipDeviceSynchronize":        model.APISync,
+		"cudaEventSynchronize":        model.APISync,
+		"cudaEventQuery":              model.APIOther,
+		"cuGraphLaunch":               model.APIGraphLaunch,
+		"cudaMemPoolTrimTo":           model.APIAlloc,
+	} {
+		if got := model.ClassifyAPI(name); got != want {
+			t.Errorf("ClassifyAPI(%s) = %s, want %s", name, got, want)
+		}
+	}
+}
