@@ -79,8 +79,10 @@ after the gap (linked by correlation id), or, when that link is missing, the
 thread that launched most work on the device.
 
 Totals per cause are given as time and as a share of the device's span (first
-GPU activity to last). Severity follows the idle share of the span held by
-counted gaps (warn_pct, error_pct).
+GPU activity to last). Severity follows the idle share held by counted gaps
+(warn_pct, error_pct): of the time inside profiler steps when the capture marks
+steps (ProfilerStep#N: the steady state, without start-up and warm-up), else of
+the whole span.
 
 ## How to fix
 - launch-bound: the host cannot keep the GPU fed. Capture the step with CUDA Graphs
@@ -394,11 +396,27 @@ func finding(t *model.Trace, dg DeviceGaps, minGap model.Duration, warnPct, errP
 	if span > 0 {
 		pct = 100 * float64(total) / float64(span)
 	}
+	// Steady state: when the capture marks steps, the share of idle time
+	// inside them decides the severity, so that start-up and warm-up gaps do
+	// not dominate a CI gate.
+	steps := stepWindows(t, dg.Span)
+	sevPct := pct
+	var inGaps, stepSpan model.Duration
+	if len(steps) > 0 {
+		stepSpan = detectors.Total(steps)
+		for _, g := range dg.Gaps {
+			inGaps += detectors.Overlap(steps, g.Start, g.End)
+		}
+		sevPct = 0
+		if stepSpan > 0 {
+			sevPct = 100 * float64(inGaps) / float64(stepSpan)
+		}
+	}
 	sev := model.SevInfo
 	switch {
-	case pct >= errPct:
+	case sevPct >= errPct:
 		sev = model.SevError
-	case pct >= warnPct:
+	case sevPct >= warnPct:
 		sev = model.SevWarning
 	}
 	// Dominant cause.
@@ -455,6 +473,14 @@ func finding(t *model.Trace, dg DeviceGaps, minGap model.Duration, warnPct, errP
 	f.Message = fmt.Sprintf("The %s sat idle for %s of its %s span (%.1f%%) in %d gaps longer than %s; median gap %s, p90 %s, p99 %s, max %s. By cause: %s.",
 		what, total, span, pct, len(dg.Gaps), minGap, model.Duration(q(0.5)), model.Duration(q(0.9)), model.Duration(q(0.99)), model.Duration(lens[len(lens)-1]),
 		strings.Join(parts, "; "))
+	if len(steps) > 0 {
+		f.Metrics = append(f.Metrics,
+			model.Metric{Name: "in_steps_gap_ns", Value: float64(inGaps), Unit: "ns"},
+			model.Metric{Name: "in_steps_span_ns", Value: float64(stepSpan), Unit: "ns"},
+			model.Metric{Name: "in_steps_gap_pct", Value: round2(sevPct), Unit: "%", Num: float64(inGaps), Den: float64(stepSpan)})
+		f.Message += fmt.Sprintf(" Inside the %d profiler steps (the steady state) the GPU was idle in these gaps for %s of %s (%.1f%%); the severity follows that share.",
+			len(steps), inGaps, stepSpan, sevPct)
+	}
 	if dg.Count[CauseNotMeasurable] > 0 {
 		f.Message += " The capture has no host-side API calls, so gap causes are not measurable."
 	}
@@ -493,6 +519,23 @@ func finding(t *model.Trace, dg DeviceGaps, minGap model.Duration, warnPct, errP
 			Start: g.Start, End: g.End, Note: note})
 	}
 	return f
+}
+
+// stepWindows returns the union of the trace's step ranges (ProfilerStep#N
+// and equivalents on CPU threads) clipped to the device span.
+func stepWindows(t *model.Trace, span model.Interval) []model.Interval {
+	var ivs []model.Interval
+	for i := range t.Ranges {
+		r := &t.Ranges[i]
+		if r.Kind != model.RangeStep || r.Thread == model.NoThread {
+			continue
+		}
+		s, e := max(r.Start, span.Start), min(r.End, span.End)
+		if e > s {
+			ivs = append(ivs, model.Interval{Start: s, End: e})
+		}
+	}
+	return detectors.Union(ivs)
 }
 
 func recommendation(c Cause) string {

@@ -133,3 +133,34 @@ func BenchmarkAnalyze(b *testing.B) {
 	}
 	b.ReportMetric(float64(len(tr.Kernels))*float64(b.N)/b.Elapsed().Seconds(), "kernels/s")
 }
+
+// TestStepsDecideSeverity: a long start-up gap before the first profiler
+// step must not make the steady state look idle.
+func TestStepsDecideSeverity(t *testing.T) {
+	b := fixture.New("steps.json", model.FormatKineto)
+	th := b.Thread(1, "main")
+	b.Kernel(0, 7, "init", 0, 10, th, 0)
+	// 10 ms of start-up, then a step of back-to-back kernels with one 60 µs gap.
+	b.Range(th, model.RangeStep, "ProfilerStep#1", 10000, 11000)
+	for i := 0; i < 9; i++ {
+		s := 10000 + float64(i)*100
+		if i >= 5 {
+			s += 60
+		}
+		b.Kernel(0, 7, "k", s, s+95, th, s-50)
+	}
+	res := runOn(t, b.Build())
+	if len(res.Findings) != 1 {
+		t.Fatalf("findings: %+v", res.Findings)
+	}
+	f := res.Findings[0]
+	if whole, _ := f.Metric("gap_pct_of_span"); whole.Value < 80 {
+		t.Fatalf("whole-span idle %v%%, want the start-up gap to dominate", whole.Value)
+	}
+	if in, _ := f.Metric("in_steps_gap_ns"); in.Value != 65e3 {
+		t.Errorf("in-steps gap %v ns, want 65 µs", in.Value)
+	}
+	if f.Severity != model.SevInfo {
+		t.Errorf("severity %s, want info (6.5%% of the step is idle)", f.Severity)
+	}
+}
