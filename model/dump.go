@@ -142,9 +142,34 @@ func (t *Trace) Dump(w io.Writer) error {
 func dumpBench(p func(string, ...any), b *Bench) {
 	g := func(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
 	p("nccl version=%q network=%q transports=%q warnings=%d\n", b.NCCL.Version, b.NCCL.Network, b.NCCL.Transports, len(b.NCCL.Warnings))
+	n := &b.NCCL
+	p("nccl info=%d warn=%d networks=%q netdevs=%q ofi=%q noverbs=%t gdr=%d/%d nvls=%d heads=%d channels=coll:%d,collnet:%d,nvls:%d,p2p:%d,ring:%d init=%d/%d nodes=%d p2phint=%t\n",
+		n.InfoLines, n.WarnLines, n.Networks, n.NetDevices, n.OFIProvider, n.NoIBVerbs, n.GDREnabled, n.GDRDisabled, n.NVLSSupport, n.NVLSHeads,
+		n.CollChannels, n.CollNetChannels, n.NVLSChannels, n.P2PChannels, n.RingChannels, n.InitComplete, n.InitRanks, n.Nodes, n.P2PDisabledHint)
+	for _, tu := range n.TransportUse {
+		p("  transport %q conns=%d\n", tu.Name, tu.Conns)
+	}
+	for _, e := range n.Env {
+		p("  env %s\n", e)
+	}
+	for _, w := range n.Warnings {
+		p("  nccl-warn %q\n", w)
+	}
+	p("bench failures %d\n", len(b.Failures))
+	for _, f := range b.Failures {
+		p("  line %d run=%d %s host=%q src=%q %q\n", f.Line, f.Run, f.Kind, f.Host, f.Source, f.Message)
+	}
 	p("bench runs %d\n", len(b.Runs))
 	for _, r := range b.Runs {
 		p("  run %s ranks=%d nodes=%d gpu=%q avg_busbw=%s rows=%d\n", r.Collective, r.Ranks, r.Nodes, r.GPU, g(r.ReportedAvgBusBW), len(r.Rows))
+		pr := r.Params
+		p("   program=%q line=%d tests=%q nccl=%d/%d params=%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d hosts=%q errcol=%t oob=%d/%t avgfail=%t procs=%d avglines=%d table=%t footer=%t concluded=%t truncated=%t inferred=%t extras=%d\n",
+			r.Program, r.Line, r.TestsVersion, r.NCCLHeaders, r.NCCLLibrary,
+			pr.NThread, pr.NGpus, pr.MinBytes, pr.MaxBytes, pr.StepFactor, pr.StepBytes, pr.WarmupIters, pr.Iters, pr.AggIters, pr.Validation, pr.Graph, pr.NRanks,
+			r.Hosts, r.ErrorColumn, r.OOBValues, r.OOBFailed, r.AvgFailed, r.Processes, r.AvgLines, r.TableHeader, r.Footer, r.Concluded, r.Truncated, r.RanksInferred, r.Extras)
+		for _, d := range r.Devices {
+			p("   rank %d group=%d pid=%d host=%q dev=%d bus=%q gpu=%q line=%d\n", d.Rank, d.Group, d.PID, d.Host, d.Device, d.BusID, d.GPU, d.Line)
+		}
 		for _, row := range r.Rows {
 			half := func(h BenchResult) string {
 				if !h.Present {
@@ -153,6 +178,9 @@ func dumpBench(p func(string, ...any), b *Bench) {
 				return fmt.Sprintf("%s/%s/%s/%d", g(h.TimeUS), g(h.AlgBWGBps), g(h.BusBWGBps), h.Wrong)
 			}
 			p("    %d %d %s %s %d oop=%s ip=%s\n", row.SizeBytes, row.Count, row.Dtype, row.Redop, row.Root, half(row.OutOfPlace), half(row.InPlace))
+			if row.OutOfPlace.MaxDelta >= 0 || row.InPlace.MaxDelta >= 0 || row.Line != 0 {
+				p("     line=%d maxdelta=%s/%s\n", row.Line, g(row.OutOfPlace.MaxDelta), g(row.InPlace.MaxDelta))
+			}
 		}
 	}
 }

@@ -3,6 +3,7 @@ package model
 import (
 	"errors"
 	"fmt"
+	"math"
 )
 
 // maxValidateErrors bounds how many problems Validate reports.
@@ -213,7 +214,48 @@ func (v *validator) check() {
 				if row.SizeBytes < 0 {
 					v.fail("bench[%d].rows[%d]: negative size", i, j)
 				}
+				if row.Count < 0 {
+					v.fail("bench[%d].rows[%d]: negative count", i, j)
+				}
+				for _, h := range [2]BenchResult{row.OutOfPlace, row.InPlace} {
+					if !h.Present {
+						continue
+					}
+					if !benchNum(h.TimeUS) || !benchNum(h.AlgBWGBps) || !benchNum(h.BusBWGBps) {
+						v.fail("bench[%d].rows[%d]: time or bandwidth negative or not finite", i, j)
+					}
+					if h.Wrong < -1 {
+						v.fail("bench[%d].rows[%d]: #wrong %d below -1", i, j, h.Wrong)
+					}
+					if (h.MaxDelta < 0 && h.MaxDelta != -1) || math.IsNaN(h.MaxDelta) {
+						v.fail("bench[%d].rows[%d]: error column %v invalid", i, j, h.MaxDelta)
+					}
+				}
+			}
+			if r.Ranks < 0 || r.Nodes < 0 {
+				v.fail("bench[%d]: negative ranks or nodes", i)
+			}
+			if r.OOBValues < -1 {
+				v.fail("bench[%d]: out-of-bounds count %d below -1", i, r.OOBValues)
+			}
+			for j, d := range r.Devices {
+				if d.Rank < 0 || d.Device < 0 {
+					v.fail("bench[%d].devices[%d]: negative rank or device", i, j)
+				}
+			}
+		}
+		for i, f := range t.Bench.Failures {
+			if f.Run < -1 || f.Run >= len(t.Bench.Runs) {
+				v.fail("bench.failures[%d]: run %d out of range", i, f.Run)
+			}
+		}
+		for i, tu := range t.Bench.NCCL.TransportUse {
+			if i > 0 && t.Bench.NCCL.TransportUse[i-1].Name >= tu.Name {
+				v.fail("bench.nccl.transports[%d]: not sorted or duplicated", i)
 			}
 		}
 	}
 }
+
+// benchNum reports whether a benchmark number is finite and not negative.
+func benchNum(f float64) bool { return f >= 0 && !math.IsInf(f, 0) }
