@@ -49,6 +49,10 @@ func (d *Detector) Summary() string {
 	return strings.Join(strings.Fields(doc), " ")
 }
 
+// TimelineFormats are the formats that carry a timeline (as opposed to
+// benchmark logs): rules about kernels, host calls and collectives apply to them.
+var TimelineFormats = []model.Format{model.FormatKineto, model.FormatNsys}
+
 // Config adjusts how detectors run.
 type Config struct {
 	// Params overrides parameters: Params[ruleID][paramName].

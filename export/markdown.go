@@ -168,17 +168,13 @@ func writeBenchMarkdown(p func(string, ...any), r *model.Report) {
 		if b.NCCL.Version != "" || b.NCCL.Network != "" {
 			p(": NCCL %s, network %s, transports %s", orNone(b.NCCL.Version), orNone(b.NCCL.Network), orNone(strings.Join(b.NCCL.Transports, ", ")))
 		}
-		p("\n\n| collective | ranks | nodes | GPU | sizes | peak busbw (GB/s) | reported avg (GB/s) |\n|---|---|---|---|---|---|---|\n")
+		p("\n\n| collective | ranks | nodes | GPU | sizes | peak busbw | reported avg (GB/s) |\n|---|---|---|---|---|---|---|\n")
 		for _, run := range b.Runs {
-			peak := 0.0
-			for _, row := range run.Rows {
-				peak = max(peak, row.OutOfPlace.BusBWGBps, row.InPlace.BusBWGBps)
-			}
 			avg := "-"
 			if run.ReportedAvgBusBW >= 0 {
 				avg = fmt.Sprintf("%.3f", run.ReportedAvgBusBW)
 			}
-			p("| %s | %d | %d | %s | %d | %.2f | %s |\n", run.Collective, run.Ranks, run.Nodes, mdEscape(run.GPU), len(run.Rows), peak, avg)
+			p("| %s | %d | %d | %s | %d | %s | %s |\n", run.Collective, run.Ranks, run.Nodes, mdEscape(run.GPU), len(run.Rows), peakBusBW(run), avg)
 		}
 		p("\n")
 	}

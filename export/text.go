@@ -111,11 +111,7 @@ func writeBenchText(p func(string, ...any), r *model.Report) {
 			p("  NCCL %s, network %s, transports %s\n", orNone(b.NCCL.Version), orNone(b.NCCL.Network), orNone(strings.Join(b.NCCL.Transports, ", ")))
 		}
 		for _, run := range b.Runs {
-			peak := 0.0
-			for _, row := range run.Rows {
-				peak = max(peak, row.OutOfPlace.BusBWGBps, row.InPlace.BusBWGBps)
-			}
-			p("  %-16s %3d ranks %2d nodes %-20s %3d sizes, peak busbw %.2f GB/s", run.Collective, run.Ranks, run.Nodes, truncate(run.GPU, 20), len(run.Rows), peak)
+			p("  %-16s %3d ranks %2d nodes %-20s %3d sizes, peak busbw %s", run.Collective, run.Ranks, run.Nodes, truncate(run.GPU, 20), len(run.Rows), peakBusBW(run))
 			if run.ReportedAvgBusBW >= 0 {
 				p(", avg %.3f GB/s", run.ReportedAvgBusBW)
 			}
@@ -141,6 +137,9 @@ func evidenceWhere(ev model.Evidence, orig map[int]model.Time) string {
 	if ev.End > ev.Start || ev.Start != 0 {
 		parts = append(parts, fmt.Sprintf("%s (%s, [%d, %d] ns)", offset(orig, ev.Rank, ev.Start), model.Duration(ev.End-ev.Start), ev.Start, ev.End))
 	}
+	if len(parts) == 0 {
+		return "input"
+	}
 	return strings.Join(parts, " ")
 }
 
@@ -149,4 +148,17 @@ func orNone(s string) string {
 		return "none"
 	}
 	return s
+}
+
+// peakBusBW formats a run's peak bus bandwidth; a single-rank run moves no
+// data between GPUs, so its busbw means nothing.
+func peakBusBW(run model.BenchRun) string {
+	if run.Ranks <= 1 {
+		return "n/a (1 rank)"
+	}
+	peak := 0.0
+	for _, row := range run.Rows {
+		peak = max(peak, row.OutOfPlace.BusBWGBps, row.InPlace.BusBWGBps)
+	}
+	return fmt.Sprintf("%.2f GB/s", peak)
 }

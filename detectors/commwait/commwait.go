@@ -26,6 +26,7 @@ var Detector = &detectors.Detector{
 	Layer:    model.LayerParallelism,
 	Severity: model.SevWarning,
 	Needs:    []model.Capability{model.CapCommKernels, model.CapCollectives},
+	Formats:  detectors.TimelineFormats,
 	Params: []detectors.Param{
 		{Name: "exposed_warn_pct", Default: 10, Unit: "%", Doc: "exposed communication share of the GPU span at or above which the finding is a warning (info from 1%)"},
 		{Name: "slow_factor", Default: 3, Unit: "x", Doc: "a collective slower than this multiple of the median of its (operation, size) group is counted as waiting"},

@@ -46,6 +46,7 @@ var Detector = &detectors.Detector{
 	Layer:    model.LayerScheduling,
 	Severity: model.SevWarning,
 	Needs:    []model.Capability{model.CapKernels, model.CapMemOps},
+	Formats:  detectors.TimelineFormats,
 	Params: []detectors.Param{
 		{Name: "min_gap_us", Default: 50, Unit: "µs", Doc: "gaps shorter than this are not counted"},
 		{Name: "warn_pct", Default: 10, Unit: "%", Doc: "idle share of the span (in counted gaps) at or above which the finding is a warning"},

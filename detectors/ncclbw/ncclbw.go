@@ -199,6 +199,8 @@ func run(p *detectors.Pass) error {
 					p.Report(model.Finding{
 						Severity:   model.SevWarning,
 						Confidence: conf,
+						Title: fmt.Sprintf("%s busbw %.2f GB/s is %.0f%% of the %.2f GB/s expected (%s)",
+							r.Collective, plateau, 100*ratio, exp.GBps, exp.Basis),
 						Message: fmt.Sprintf("%s: %s busbw plateau %.2f GB/s (peak %.2f) is %.0f%% of the %.2f GB/s expected for %d x %s on %s (%s).",
 							where, r.Collective, plateau, peak, 100*ratio, exp.GBps, r.Ranks, r.GPU, scope, exp.Basis),
 						Recommendation: "Check the transport NCCL chose (NCCL_DEBUG=INFO: P2P/NVLink inside a node, IB/EFA with GDRDMA across nodes), NIC-GPU affinity, and sweep to at least 1-8 GiB.",

@@ -95,8 +95,11 @@ func TestPlanted(t *testing.T) {
 	for i := range res.Findings {
 		f := &res.Findings[i]
 		got[f.Title] = f
+		if _, ok := f.Metric("plateau_ratio"); ok {
+			got["plateau"] = f
+		}
 	}
-	plateau := got[Detector.Title]
+	plateau := got["plateau"]
 	if plateau == nil {
 		t.Fatalf("no plateau finding: %+v", res.Findings)
 	}
