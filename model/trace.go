@@ -211,15 +211,15 @@ func (t *Trace) Finalize() {
 	sort.SliceStable(t.Devices, func(i, j int) bool { return t.Devices[i].ID < t.Devices[j].ID })
 	sort.SliceStable(t.Processes, func(i, j int) bool { return t.Processes[i].PID < t.Processes[j].PID })
 	t.sortThreads()
-	sortStable(t.Kernels, func(a, b *Kernel) int {
+	sortStable(t.Kernels, func(a, b Kernel) int {
 		return cmpChain(cmp.Compare(a.Start, b.Start), cmp.Compare(a.Device, b.Device), cmp.Compare(a.Stream, b.Stream),
 			cmp.Compare(a.End, b.End), cmp.Compare(a.Correlation, b.Correlation))
 	})
-	sortStable(t.MemOps, func(a, b *MemOp) int {
+	sortStable(t.MemOps, func(a, b MemOp) int {
 		return cmpChain(cmp.Compare(a.Start, b.Start), cmp.Compare(a.Device, b.Device), cmp.Compare(a.Stream, b.Stream),
 			cmp.Compare(a.End, b.End))
 	})
-	sortStable(t.APICalls, func(a, b *APICall) int {
+	sortStable(t.APICalls, func(a, b APICall) int {
 		return cmpChain(cmp.Compare(a.Start, b.Start), cmp.Compare(a.Thread, b.Thread), cmp.Compare(b.End, a.End))
 	})
 	sort.SliceStable(t.Syncs, func(i, j int) bool {
@@ -276,10 +276,12 @@ func (t *Trace) Finalize() {
 
 // sortStable sorts s stably by c, skipping the sort when s is already in
 // order (the common case for captures written in time order).
-func sortStable[T any](s []T, c func(a, b *T) int) {
+// The comparator takes values: taking their addresses would move every
+// compared pair to the heap.
+func sortStable[T any](s []T, c func(a, b T) int) {
 	sorted := true
 	for i := 1; i < len(s); i++ {
-		if c(&s[i-1], &s[i]) > 0 {
+		if c(s[i-1], s[i]) > 0 {
 			sorted = false
 			break
 		}
@@ -287,7 +289,7 @@ func sortStable[T any](s []T, c func(a, b *T) int) {
 	if sorted {
 		return
 	}
-	slices.SortStableFunc(s, func(a, b T) int { return c(&a, &b) })
+	slices.SortStableFunc(s, c)
 }
 
 // cmpChain returns the first non-zero comparison.
@@ -366,7 +368,7 @@ func laneOf(r *Range) rangeLane {
 // still open at its start (for properly nested ranges, the usual depth;
 // ranges that cross rather than nest are counted while open).
 func (t *Trace) sortRanges() {
-	sortStable(t.Ranges, func(a, b *Range) int {
+	sortStable(t.Ranges, func(a, b Range) int {
 		return cmpChain(cmp.Compare(a.Start, b.Start), cmp.Compare(b.End, a.End), cmp.Compare(a.Thread, b.Thread),
 			cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Name, b.Name))
 	})
