@@ -1,7 +1,9 @@
 package kernelgap
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -108,6 +110,8 @@ type Gap struct {
 	Cause  Cause
 	Thread model.ThreadID // the launching thread used to attribute it
 	Detail string
+	// Launch is the APICalls index of the next activity's launch (-1 = unknown).
+	Launch int32
 }
 
 // DeviceGaps is the result for one device of one trace.
@@ -128,14 +132,20 @@ func Analyze(t *model.Trace, minGap model.Duration) []DeviceGaps {
 		corr   int64
 		stream model.StreamID
 	}
+	// Kernels and memory operations are each sorted by start (Finalize);
+	// merge them per device instead of sorting again.
 	byDev := map[model.DeviceID][]act{}
-	for i := range t.Kernels {
-		k := &t.Kernels[i]
-		byDev[k.Device] = append(byDev[k.Device], act{model.Interval{Start: k.Start, End: k.End}, k.CorrScope, k.Correlation, k.Stream})
-	}
-	for i := range t.MemOps {
-		m := &t.MemOps[i]
-		byDev[m.Device] = append(byDev[m.Device], act{model.Interval{Start: m.Start, End: m.End}, m.CorrScope, m.Correlation, m.Stream})
+	i, j := 0, 0
+	for i < len(t.Kernels) || j < len(t.MemOps) {
+		if j >= len(t.MemOps) || (i < len(t.Kernels) && t.Kernels[i].Start <= t.MemOps[j].Start) {
+			k := &t.Kernels[i]
+			byDev[k.Device] = append(byDev[k.Device], act{model.Interval{Start: k.Start, End: k.End}, k.CorrScope, k.Correlation, k.Stream})
+			i++
+		} else {
+			m := &t.MemOps[j]
+			byDev[m.Device] = append(byDev[m.Device], act{model.Interval{Start: m.Start, End: m.End}, m.CorrScope, m.Correlation, m.Stream})
+			j++
+		}
 	}
 	ids := make([]model.DeviceID, 0, len(byDev))
 	for id := range byDev {
@@ -145,7 +155,6 @@ func Analyze(t *model.Trace, minGap model.Duration) []DeviceGaps {
 	var out []DeviceGaps
 	for _, id := range ids {
 		acts := byDev[id]
-		sort.SliceStable(acts, func(i, j int) bool { return acts[i].iv.Start < acts[j].iv.Start })
 		dg := DeviceGaps{Device: id, Span: model.Interval{Start: acts[0].iv.Start, End: acts[0].iv.End}}
 		mainThread := ctx.mainLauncher(id)
 		// Sweep: track the furthest end so far; a gap opens when the next
@@ -154,7 +163,7 @@ func Analyze(t *model.Trace, minGap model.Duration) []DeviceGaps {
 		for i := 1; i < len(acts); i++ {
 			a := acts[i]
 			if a.iv.Start > end && model.Duration(a.iv.Start-end) > minGap {
-				g := Gap{Interval: model.Interval{Start: end, End: a.iv.Start}}
+				g := Gap{Interval: model.Interval{Start: end, End: a.iv.Start}, Launch: -1}
 				ctx.attribute(&g, a.scope, a.corr, mainThread)
 				dg.Gaps = append(dg.Gaps, g)
 				dg.ByCause[g.Cause] += g.Len()
@@ -174,7 +183,7 @@ func Analyze(t *model.Trace, minGap model.Duration) []DeviceGaps {
 type hostIndex struct {
 	t          *model.Trace
 	hasHost    bool
-	launchOf   map[[2]int64]int32 // (scope, correlation) → APICalls index
+	launchOf   corrIndex // (scope, correlation) → APICalls index
 	perThread  map[model.ThreadID][]int32
 	syncs      map[model.ThreadID][]int32 // API calls that block: sync and blocking memcpy
 	commRanges []model.Interval           // host-side collective spans (any thread)
@@ -183,17 +192,12 @@ type hostIndex struct {
 }
 
 func newHostIndex(t *model.Trace) *hostIndex {
-	h := &hostIndex{t: t, hasHost: len(t.APICalls) > 0, launchOf: map[[2]int64]int32{},
+	h := &hostIndex{t: t, hasHost: len(t.APICalls) > 0,
 		perThread: map[model.ThreadID][]int32{}, syncs: map[model.ThreadID][]int32{}, gil: map[model.ThreadID][]model.Interval{},
 		devLaunch: map[model.DeviceID]model.ThreadID{}}
+	h.launchOf = newCorrIndex(t)
 	for i := range t.APICalls {
 		a := &t.APICalls[i]
-		if a.Correlation != 0 {
-			k := [2]int64{int64(a.CorrScope), a.Correlation}
-			if _, ok := h.launchOf[k]; !ok {
-				h.launchOf[k] = int32(i)
-			}
-		}
 		switch a.Class {
 		case model.APISync, model.APIMemcpy, model.APIMemset:
 			h.syncs[a.Thread] = append(h.syncs[a.Thread], int32(i))
@@ -225,11 +229,13 @@ func newHostIndex(t *model.Trace) *hostIndex {
 	for th, ivs := range h.gil {
 		h.gil[th] = detectors.Union(ivs)
 	}
-	// The main launcher of each device: the thread with the most linked launches.
+	// The main launcher of each device: the thread with the most linked
+	// launches, counted over an even sample of at most 20k kernels.
 	counts := map[model.DeviceID]map[model.ThreadID]int{}
-	for i := range t.Kernels {
+	stride := max(1, len(t.Kernels)/20000)
+	for i := 0; i < len(t.Kernels); i += stride {
 		k := &t.Kernels[i]
-		if ai, ok := h.launchOf[[2]int64{int64(k.CorrScope), k.Correlation}]; ok && k.Correlation != 0 {
+		if ai, ok := h.launchOf.find(k.CorrScope, k.Correlation); ok {
 			m := counts[k.Device]
 			if m == nil {
 				m = map[model.ThreadID]int{}
@@ -248,6 +254,62 @@ func newHostIndex(t *model.Trace) *hostIndex {
 		h.devLaunch[dev] = best
 	}
 	return h
+}
+
+// corrIndex finds the API call of a (scope, correlation) pair by binary
+// search over a sorted slice: a hash map of a million entries costs more in
+// cache misses than the whole sweep. CUPTI hands out correlation ids in call
+// order, so the slice is usually sorted already.
+type corrIndex []corrEntry
+
+type corrEntry struct {
+	corr  int64
+	scope int32
+	idx   int32
+}
+
+func cmpCorr(a, b corrEntry) int {
+	if a.scope != b.scope {
+		return cmp.Compare(a.scope, b.scope)
+	}
+	return cmp.Compare(a.corr, b.corr)
+}
+
+func newCorrIndex(t *model.Trace) corrIndex {
+	ix := make(corrIndex, 0, len(t.APICalls))
+	for i := range t.APICalls {
+		a := &t.APICalls[i]
+		if a.Correlation != 0 && submitsWork(a.Class) {
+			ix = append(ix, corrEntry{corr: a.Correlation, scope: a.CorrScope, idx: int32(i)})
+		}
+	}
+	if !slices.IsSortedFunc(ix, cmpCorr) {
+		slices.SortStableFunc(ix, cmpCorr) // stable: the first call of a duplicated id wins
+	}
+	return ix
+}
+
+func (ix corrIndex) find(scope int32, corr int64) (int32, bool) {
+	if corr == 0 {
+		return 0, false
+	}
+	k := corrEntry{corr: corr, scope: scope}
+	i, found := slices.BinarySearchFunc(ix, k, cmpCorr)
+	if !found {
+		return 0, false
+	}
+	return ix[i].idx, true
+}
+
+// submitsWork reports whether an API call of class c can put work on a GPU
+// (and so be the launch of an activity after a gap). Other calls with
+// correlation ids (event queries, stream waits) never match an activity.
+func submitsWork(c model.APIClass) bool {
+	switch c {
+	case model.APILaunch, model.APIGraphLaunch, model.APIMemcpy, model.APIMemset, model.APIOther:
+		return true
+	}
+	return false
 }
 
 func isCommRange(name string) bool {
@@ -273,7 +335,7 @@ func (h *hostIndex) attribute(g *Gap, scope int32, corr int64, mainThread model.
 	t := h.t
 	launch := int32(-1)
 	if corr != 0 {
-		if ai, ok := h.launchOf[[2]int64{int64(scope), corr}]; ok {
+		if ai, ok := h.launchOf.find(scope, corr); ok {
 			launch = ai
 		}
 	}
@@ -313,7 +375,7 @@ func (h *hostIndex) attribute(g *Gap, scope int32, corr int64, mainThread model.
 	if launch >= 0 {
 		if t.APICalls[launch].Start > g.Start {
 			g.Cause = CauseLaunch
-			g.Detail = fmt.Sprintf("%s started %s after the GPU went idle", t.Str(t.APICalls[launch].Name), t.APICalls[launch].Start.Sub(g.Start))
+			g.Launch = launch // the detail is written only for gaps shown as evidence
 			return
 		}
 		g.Cause = CauseUnknown
@@ -513,6 +575,10 @@ func finding(t *model.Trace, dg DeviceGaps, minGap model.Duration, warnPct, errP
 			tid = t.Thread(g.Thread).TID
 		}
 		note := fmt.Sprintf("%s gap: %s", g.Len(), g.Cause)
+		if g.Cause == CauseLaunch && g.Launch >= 0 {
+			a := &t.APICalls[g.Launch]
+			g.Detail = fmt.Sprintf("%s started %s after the GPU went idle", t.Str(a.Name), a.Start.Sub(g.Start))
+		}
 		if g.Detail != "" {
 			note += " (" + g.Detail + ")"
 		}

@@ -188,7 +188,7 @@ func TestGzipAsync(t *testing.T) {
 		t.Fatal(err)
 	}
 	gz := filepath.Join(dir, "big.json.gz")
-	if err := gzipFile(p, gz); err != nil {
+	if err := kinetogen.GzipFile(p, gz); err != nil {
 		t.Fatal(err)
 	}
 	a := importFile(t, p)

@@ -1,0 +1,73 @@
+package main
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/tracedx/tracedx/internal/corpus"
+	"github.com/tracedx/tracedx/internal/kinetogen"
+)
+
+// benchInput makes (once) a large Kineto trace: a real corpus trace
+// replicated with shifted timestamps and ids to TRACEDX_BENCH_MB megabytes
+// (default 200). TRACEDX_BENCH_DIR keeps the files between runs, e.g. to time
+// the built binary with /usr/bin/time -v on the same input.
+func benchInput(b *testing.B, gz bool) string {
+	b.Helper()
+	mb := int64(200)
+	if v, err := strconv.ParseInt(os.Getenv("TRACEDX_BENCH_MB"), 10, 64); err == nil && v > 0 {
+		mb = v
+	}
+	dir := os.Getenv("TRACEDX_BENCH_DIR")
+	if dir == "" {
+		dir = b.TempDir()
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	plain := filepath.Join(dir, "analyze-"+strconv.FormatInt(mb, 10)+"MB.pt.trace.json")
+	if _, err := os.Stat(plain); err != nil {
+		src := filepath.Join(corpus.Dir(b, "corpus/kineto"), "hta-nccl-parser-config-rank0.json.gz")
+		if err := kinetogen.Replicate(src, plain, mb<<20); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if !gz {
+		return plain
+	}
+	if _, err := os.Stat(plain + ".gz"); err != nil {
+		if err := kinetogen.GzipFile(plain, plain+".gz"); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return plain + ".gz"
+}
+
+func benchAnalyze(b *testing.B, path string) {
+	st, err := os.Stat(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	plain := st.Size()
+	if st2, err := os.Stat(filepath.Join(filepath.Dir(path), filepath.Base(path[:len(path)-len(filepath.Ext(path))]))); err == nil && filepath.Ext(path) == ".gz" {
+		plain = st2.Size()
+	}
+	b.SetBytes(plain)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if code := run([]string{"analyze", path, "--format", "json"}, io.Discard, io.Discard); code != 0 {
+			b.Fatalf("exit %d", code)
+		}
+	}
+}
+
+// BenchmarkAnalyze is `tracedx analyze --format json` end to end: import,
+// breakdown, every detector and the report, on plain JSON. MB/s is of
+// uncompressed JSON.
+func BenchmarkAnalyze(b *testing.B) { benchAnalyze(b, benchInput(b, false)) }
+
+// BenchmarkAnalyzeGzip is the same on the gzipped file (MB/s of the JSON inside).
+func BenchmarkAnalyzeGzip(b *testing.B) { benchAnalyze(b, benchInput(b, true)) }
