@@ -1,0 +1,145 @@
+package hostctx
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/tracedx/tracedx/internal/fixture"
+	"github.com/tracedx/tracedx/model"
+)
+
+func iv(s, e float64) model.Interval { return model.Interval{Start: fixture.US(s), End: fixture.US(e)} }
+
+func TestEncloserAndParents(t *testing.T) {
+	b := fixture.New("x.json", model.FormatKineto)
+	th := b.Thread(1, "main")
+	other := b.Thread(2, "other")
+	b.Range(th, model.RangeNVTX, "step", 0, 100)
+	b.Range(th, model.RangeCPUOp, "aten::item", 10, 20)
+	b.Range(th, model.RangeCPUOp, "aten::_local_scalar_dense", 11, 19)
+	b.Range(th, model.RangePython, "frame", 30, 40) // not a chosen kind
+	b.Range(th, model.RangeCPUOp, "aten::add", 50, 60)
+	b.Range(other, model.RangeCPUOp, "aten::mm", 0, 100)
+	tr := b.Build()
+	name := func(i int) string {
+		if i < 0 {
+			return "-"
+		}
+		return tr.Str(tr.Ranges[i].Name)
+	}
+	e := NewEncloser(tr, model.RangeCPUOp, model.RangeNVTX)
+	for _, c := range []struct {
+		s, e float64
+		want string
+	}{
+		{1, 2, "step"},
+		{12, 13, "aten::_local_scalar_dense"},
+		{15, 20, "aten::item"},
+		{32, 33, "step"},
+		{55, 56, "aten::add"},
+		{59, 61, "step"},
+		{99, 101, "-"},
+	} {
+		if got := name(e.Find(th, fixture.US(c.s), fixture.US(c.e))); got != c.want {
+			t.Errorf("Find(%v,%v) = %s, want %s", c.s, c.e, got, c.want)
+		}
+	}
+	if got := name(e.Find(other, fixture.US(5), fixture.US(6))); got != "aten::mm" {
+		t.Errorf("other thread: %s", got)
+	}
+	par := Parents(tr, model.RangeCPUOp, model.RangeNVTX)
+	for i := range tr.Ranges {
+		want := map[string]string{"step": "-", "aten::item": "step", "aten::_local_scalar_dense": "aten::item", "frame": "-",
+			"aten::add": "step", "aten::mm": "-"}[name(i)]
+		if got := name(int(par[i])); got != want {
+			t.Errorf("parent of %s = %s, want %s", name(i), got, want)
+		}
+	}
+}
+
+func TestSteady(t *testing.T) {
+	b := fixture.New("x.json", model.FormatKineto)
+	th := b.Thread(1, "main")
+	b.Step(th, 7, 0, 10)
+	b.Step(th, 8, 10, 20)
+	b.Step(th, 9, 20, 40)
+	tr := b.Build()
+	span, ok := HostSpan(tr)
+	if !ok || span != iv(0, 40) {
+		t.Fatalf("span %v %v", span, ok)
+	}
+	for _, c := range []struct {
+		steps int
+		pct   float64
+		want  model.Interval
+	}{
+		{1, 10, iv(10, 40)},
+		{2, 10, iv(20, 40)},
+		{3, 10, iv(4, 40)}, // too few steps: percentage
+		{0, 25, iv(10, 40)},
+		{0, 0, iv(0, 40)},
+	} {
+		if got, how := Steady(tr, span, c.steps, c.pct); got != c.want {
+			t.Errorf("Steady(%d, %v) = %v (%s), want %v", c.steps, c.pct, got, how, c.want)
+		}
+	}
+}
+
+func TestUnionInPlaceAndCorrIndex(t *testing.T) {
+	got := UnionInPlace([]model.Interval{iv(5, 6), iv(0, 2), iv(1, 3), iv(3, 4), iv(7, 7)})
+	if want := []model.Interval{iv(0, 4), iv(5, 6)}; !reflect.DeepEqual(got, want) {
+		t.Errorf("union %v, want %v", got, want)
+	}
+	merged := MergeSorted([]model.Interval{iv(0, 1), iv(4, 5)}, []model.Interval{iv(2, 3), iv(4, 6), iv(7, 8)})
+	if want := []model.Interval{iv(0, 1), iv(2, 3), iv(4, 5), iv(4, 6), iv(7, 8)}; !reflect.DeepEqual(merged, want) {
+		t.Errorf("merge %v, want %v", merged, want)
+	}
+	tr := model.NewTrace("x", model.FormatNsys)
+	for _, c := range []struct {
+		scope int32
+		corr  int64
+	}{{2, 5}, {1, 9}, {1, 3}, {2, 1}, {1, 0}} {
+		tr.APICalls = append(tr.APICalls, model.APICall{CorrScope: c.scope, Correlation: c.corr, Class: model.APIMemcpy})
+	}
+	x := IndexAPI(tr, func(*model.APICall) bool { return true })
+	if x.Len() != 4 {
+		t.Fatalf("len %d", x.Len())
+	}
+	for i, c := range tr.APICalls {
+		want := int32(i)
+		if c.Correlation == 0 {
+			want = -1
+		}
+		if got := x.Lookup(CorrKey{c.CorrScope, c.Correlation}); got != want {
+			t.Errorf("lookup %v = %d, want %d", c, got, want)
+		}
+	}
+	if x.Lookup(CorrKey{3, 5}) != -1 {
+		t.Error("found a missing key")
+	}
+}
+
+func TestGPUsScoped(t *testing.T) {
+	b := fixture.New("x.sqlite", model.FormatNsys).Process(200, "other")
+	a := b.Thread(1, "a")
+	o := b.ThreadIn(200, 1, "o")
+	b.Kernel(0, 7, "k", 0, 10, a, 0)
+	b.Kernel(0, 7, "k", 20, 30, a, 0)
+	b.Kernel(1, 7, "k", 5, 25, o, 0)
+	b.T.Kernels[0].CorrScope, b.T.Kernels[1].CorrScope, b.T.Kernels[2].CorrScope = 100, 100, 200
+	tr := b.Build()
+	g := NewGPUs(tr)
+	if !g.Scoped {
+		t.Fatal("not scoped")
+	}
+	v := g.For(100)
+	if v == nil || v.Span != iv(0, 30) || !reflect.DeepEqual(v.Idle, []model.Interval{iv(10, 20)}) || v.FirstDevice() != 0 {
+		t.Errorf("process 100: %+v", v)
+	}
+	if v := g.For(200); v == nil || len(v.Idle) != 0 || v.FirstDevice() != 1 {
+		t.Errorf("process 200: %+v", v)
+	}
+	if g.For(300) != nil {
+		t.Error("process 300 has GPUs")
+	}
+}
