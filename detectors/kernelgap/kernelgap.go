@@ -1,15 +1,14 @@
 package kernelgap
 
 import (
-	"cmp"
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
 
 	"gonum.org/v1/gonum/stat"
 
 	"github.com/tracedx/tracedx/detectors"
+	"github.com/tracedx/tracedx/detectors/internal/hostctx"
 	"github.com/tracedx/tracedx/model"
 )
 
@@ -183,7 +182,7 @@ func Analyze(t *model.Trace, minGap model.Duration) []DeviceGaps {
 type hostIndex struct {
 	t          *model.Trace
 	hasHost    bool
-	launchOf   corrIndex // (scope, correlation) → APICalls index
+	launchOf   *hostctx.CorrIndex // (scope, correlation) → APICalls index
 	perThread  map[model.ThreadID][]int32
 	syncs      map[model.ThreadID][]int32 // API calls that block: sync and blocking memcpy
 	commRanges []model.Interval           // host-side collective spans (any thread)
@@ -195,7 +194,7 @@ func newHostIndex(t *model.Trace) *hostIndex {
 	h := &hostIndex{t: t, hasHost: len(t.APICalls) > 0,
 		perThread: map[model.ThreadID][]int32{}, syncs: map[model.ThreadID][]int32{}, gil: map[model.ThreadID][]model.Interval{},
 		devLaunch: map[model.DeviceID]model.ThreadID{}}
-	h.launchOf = newCorrIndex(t)
+	h.launchOf = hostctx.IndexAPI(t, func(a *model.APICall) bool { return submitsWork(a.Class) })
 	for i := range t.APICalls {
 		a := &t.APICalls[i]
 		switch a.Class {
@@ -235,7 +234,7 @@ func newHostIndex(t *model.Trace) *hostIndex {
 	stride := max(1, len(t.Kernels)/20000)
 	for i := 0; i < len(t.Kernels); i += stride {
 		k := &t.Kernels[i]
-		if ai, ok := h.launchOf.find(k.CorrScope, k.Correlation); ok {
+		if ai := h.launchOf.Lookup(hostctx.CorrKey{Scope: k.CorrScope, Corr: k.Correlation}); ai >= 0 {
 			m := counts[k.Device]
 			if m == nil {
 				m = map[model.ThreadID]int{}
@@ -254,51 +253,6 @@ func newHostIndex(t *model.Trace) *hostIndex {
 		h.devLaunch[dev] = best
 	}
 	return h
-}
-
-// corrIndex finds the API call of a (scope, correlation) pair by binary
-// search over a sorted slice: a hash map of a million entries costs more in
-// cache misses than the whole sweep. CUPTI hands out correlation ids in call
-// order, so the slice is usually sorted already.
-type corrIndex []corrEntry
-
-type corrEntry struct {
-	corr  int64
-	scope int32
-	idx   int32
-}
-
-func cmpCorr(a, b corrEntry) int {
-	if a.scope != b.scope {
-		return cmp.Compare(a.scope, b.scope)
-	}
-	return cmp.Compare(a.corr, b.corr)
-}
-
-func newCorrIndex(t *model.Trace) corrIndex {
-	ix := make(corrIndex, 0, len(t.APICalls))
-	for i := range t.APICalls {
-		a := &t.APICalls[i]
-		if a.Correlation != 0 && submitsWork(a.Class) {
-			ix = append(ix, corrEntry{corr: a.Correlation, scope: a.CorrScope, idx: int32(i)})
-		}
-	}
-	if !slices.IsSortedFunc(ix, cmpCorr) {
-		slices.SortStableFunc(ix, cmpCorr) // stable: the first call of a duplicated id wins
-	}
-	return ix
-}
-
-func (ix corrIndex) find(scope int32, corr int64) (int32, bool) {
-	if corr == 0 {
-		return 0, false
-	}
-	k := corrEntry{corr: corr, scope: scope}
-	i, found := slices.BinarySearchFunc(ix, k, cmpCorr)
-	if !found {
-		return 0, false
-	}
-	return ix[i].idx, true
 }
 
 // submitsWork reports whether an API call of class c can put work on a GPU
@@ -335,7 +289,7 @@ func (h *hostIndex) attribute(g *Gap, scope int32, corr int64, mainThread model.
 	t := h.t
 	launch := int32(-1)
 	if corr != 0 {
-		if ai, ok := h.launchOf.find(scope, corr); ok {
+		if ai := h.launchOf.Lookup(hostctx.CorrKey{Scope: scope, Corr: corr}); ai >= 0 {
 			launch = ai
 		}
 	}
