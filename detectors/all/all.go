@@ -5,7 +5,13 @@ package all
 import (
 	"github.com/tracedx/tracedx/detectors"
 	"github.com/tracedx/tracedx/detectors/commwait"
+	"github.com/tracedx/tracedx/detectors/gilstall"
 	"github.com/tracedx/tracedx/detectors/kernelgap"
+	"github.com/tracedx/tracedx/detectors/memcpy"
+	"github.com/tracedx/tracedx/detectors/ncclbw"
+	"github.com/tracedx/tracedx/detectors/ncclerrors"
+	"github.com/tracedx/tracedx/detectors/nccltransport"
+	"github.com/tracedx/tracedx/detectors/syncapi"
 	"github.com/tracedx/tracedx/detectors/tracehealth"
 )
 
@@ -15,7 +21,13 @@ func Detectors() []*detectors.Detector {
 	return []*detectors.Detector{
 		tracehealth.Detector,
 		kernelgap.Detector,
+		gilstall.Detector,
+		syncapi.Detector,
+		memcpy.Detector,
 		commwait.Detector,
+		ncclbw.Detector,
+		nccltransport.Detector,
+		ncclerrors.Detector,
 		// detectors: one line each, e.g. kernelgap.Detector,
 	}
 }

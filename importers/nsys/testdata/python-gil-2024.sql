@@ -1,0 +1,67 @@
+-- nsys 2024.6 schema (3.16). Planted faults and features:
+--  * NVTX nesting on the Python main thread 4242: "train_step" ⊃ "forward" ⊃
+--    "aten::linear" (push/pop, default domain), a registered string (textId),
+--    a start/end range in domain "NCCL" (created at a negative time), a mark,
+--    and an unterminated range (end NULL);
+--  * GIL waits: an explicit GIL table (PYTHON_GIL_EVENTS: the table name and
+--    shape are our assumption; nsys has not documented them) and the OS-runtime
+--    signature: pthread_cond_timedwait of ~5 ms on Python thread 4251 while the
+--    main thread holds the GIL, with call chains (innermost frame first);
+--  * OSRT start/finish pseudo-events (eventClass 31/32) that must be dropped.
+CREATE TABLE StringIds (id INTEGER NOT NULL PRIMARY KEY, value TEXT NOT NULL);
+INSERT INTO StringIds VALUES
+ (0, 'python3'), (1, 'pt_main_thread'), (2, 'python3'), (3, 'pthread_cond_timedwait'), (4, 'poll'),
+ (5, 'take_gil'), (6, 'libpython3.11.so.1.0'), (7, 'PyEval_RestoreThread'), (8, 'libc.so.6'), (9, '[Unknown]'),
+ (10, 'optimizer.step'), (11, 'cudaLaunchKernel_v7000'),
+ (12, 'void at::native::elementwise_kernel<128, 2>(int, T3)'), (13, 'elementwise_kernel');
+CREATE TABLE META_DATA_EXPORT (name TEXT, value TEXT);
+INSERT INTO META_DATA_EXPORT VALUES ('EXPORT_PRODUCT_VERSION', '2024.6.2.225'), ('EXPORT_SCHEMA_VERSION', '3.16.1');
+CREATE TABLE TARGET_INFO_SESSION_START_TIME (utcEpochNs INTEGER, utcTime TEXT, localTime TEXT);
+INSERT INTO TARGET_INFO_SESSION_START_TIME VALUES (1733000000000000000, '2024-11-30T20:53:20', '2024-11-30T20:53:20');
+CREATE TABLE TARGET_INFO_GPU (vmId INTEGER NOT NULL, id INTEGER NOT NULL, name TEXT, busLocation TEXT, totalMemory INTEGER,
+ memoryBandwidth INTEGER, smCount INTEGER, cuDevice INTEGER, computeMajor INTEGER, computeMinor INTEGER);
+INSERT INTO TARGET_INFO_GPU VALUES (281474976710656, 0, 'NVIDIA H100 80GB HBM3', '0000:1b:00.0', 85520809984, 3352320000000, 132, 0, 9, 0);
+CREATE TABLE ThreadNames (nameId INTEGER NOT NULL, priority INTEGER, globalTid INTEGER);
+INSERT INTO ThreadNames VALUES (1, 0, 281546145665170), (2, 0, 281546145665179);
+CREATE TABLE PROCESSES (globalPid INTEGER, pid INTEGER, name TEXT);
+INSERT INTO PROCESSES VALUES (281546145660928, 4242, 'python3 train.py');
+CREATE TABLE NVTX_EVENTS (start INTEGER NOT NULL, end INTEGER, eventType INTEGER NOT NULL, rangeId INTEGER, category INTEGER,
+ color INTEGER, text TEXT, globalTid INTEGER, endGlobalTid INTEGER, textId INTEGER, domainId INTEGER, uint64Value INTEGER,
+ int64Value INTEGER, doubleValue REAL, uint32Value INTEGER, int32Value INTEGER, floatValue REAL, jsonTextId INTEGER, jsonText TEXT,
+ binaryData BLOB);
+INSERT INTO NVTX_EVENTS VALUES
+ (-10600000000, NULL, 75, NULL, NULL, NULL, 'NCCL', 281546145665170, NULL, NULL, 1, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL),
+ (1000000, 9000000, 59, NULL, NULL, 4294956800, 'train_step', 281546145665170, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL),
+ (1100000, 4000000, 59, NULL, NULL, NULL, 'forward', 281546145665170, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL),
+ (1200000, 1800000, 59, NULL, NULL, NULL, 'aten::linear', 281546145665170, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL),
+ (4100000, 8000000, 59, NULL, NULL, NULL, NULL, 281546145665170, NULL, 10, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL),
+ (5000000, 6000000, 60, 1, NULL, NULL, 'ncclAllReduce', 281546145665170, NULL, NULL, 1, 1048576, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL),
+ (7000000, NULL, 34, NULL, NULL, NULL, 'checkpoint', 281546145665170, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL),
+ (8500000, NULL, 59, NULL, NULL, NULL, 'never_popped', 281546145665179, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER NOT NULL, end INTEGER NOT NULL, eventClass INTEGER NOT NULL, globalTid INTEGER,
+ correlationId INTEGER, nameId INTEGER NOT NULL, returnValue INTEGER NOT NULL, callchainId INTEGER);
+INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (1300000, 1320000, 0, 281546145665170, 7, 11, 0, NULL);
+CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER NOT NULL, end INTEGER NOT NULL, deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL,
+ greenContextId INTEGER, streamId INTEGER NOT NULL, correlationId INTEGER, globalPid INTEGER, demangledName INTEGER NOT NULL,
+ shortName INTEGER NOT NULL, mangledName INTEGER, registersPerThread INTEGER NOT NULL, gridX INTEGER NOT NULL, gridY INTEGER NOT NULL,
+ gridZ INTEGER NOT NULL, blockX INTEGER NOT NULL, blockY INTEGER NOT NULL, blockZ INTEGER NOT NULL, staticSharedMemory INTEGER NOT NULL,
+ dynamicSharedMemory INTEGER NOT NULL, gridId INTEGER NOT NULL, graphNodeId INTEGER);
+INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (1330000, 1390000, 0, 1, NULL, 7, 7, 281546145660928, 12, 13, NULL, 20, 4, 1, 1, 128, 1, 1, 0, 0, 1, NULL);
+CREATE TABLE OSRT_CALLCHAINS (id INTEGER NOT NULL, symbol INTEGER NOT NULL, module INTEGER NOT NULL, kernelMode INTEGER,
+ thumbCode INTEGER, unresolved INTEGER, specialEntry INTEGER, originalIP INTEGER, unwindMethod INTEGER, stackDepth INTEGER NOT NULL,
+ PRIMARY KEY (id, stackDepth));
+INSERT INTO OSRT_CALLCHAINS VALUES
+ (1, 7, 6, 0, 0, 0, 0, 140000000001, 1, 2), (1, 3, 8, 0, 0, 0, 0, 140000000003, 1, 0), (1, 5, 6, 0, 0, 0, 0, 140000000002, 1, 1);
+CREATE TABLE OSRT_API (start INTEGER NOT NULL, end INTEGER NOT NULL, eventClass INTEGER NOT NULL, globalTid INTEGER,
+ nameId INTEGER NOT NULL, returnValue INTEGER NOT NULL, nestingLevel INTEGER, callchainId INTEGER NOT NULL);
+INSERT INTO OSRT_API VALUES
+ (0, 0, 31, 281546145665170, 9, 0, 0, 0),
+ (1500000, 6505000, 27, 281546145665179, 3, 110, 0, 1),
+ (6506000, 11511000, 27, 281546145665179, 3, 110, 0, 1),
+ (2000000, 2100000, 27, 281546145665170, 4, 0, 0, 0),
+ (12000000, 12000000, 32, 281546145665170, 9, 0, 0, 0);
+CREATE TABLE PYTHON_GIL_EVENTS (start INTEGER NOT NULL, end INTEGER NOT NULL, globalTid INTEGER NOT NULL, state TEXT NOT NULL);
+INSERT INTO PYTHON_GIL_EVENTS VALUES
+ (1000000, 11500000, 281546145665170, 'Holding GIL'),
+ (1500000, 11511000, 281546145665179, 'Waiting for GIL'),
+ (11511000, 11600000, 281546145665179, 'Holding GIL');
