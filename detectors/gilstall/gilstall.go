@@ -203,7 +203,9 @@ func report(p *detectors.Pass, t *model.Trace, v *hostctx.GPUView, pid int64, st
 	}
 
 	f := model.Finding{
-		Severity:       sev,
+		Severity: sev,
+		Title: fmt.Sprintf("Python threads waited %s for the GIL, %s of it with the GPU idle",
+			stallTime, overlap),
 		Message:        msg,
 		Confidence:     conf,
 		Recommendation: recommendation,

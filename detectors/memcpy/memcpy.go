@@ -205,7 +205,7 @@ func analyze(p *detectors.Pass, t *model.Trace) {
 		if sev, ok := sevOf(share); ok {
 			p.Report(model.Finding{
 				Severity: sev,
-				Title:    "Synchronous memory copies",
+				Title:    fmt.Sprintf("%d synchronous copies block the host %s (%s%% of wall time)", n, blocked, hostctx.FormatFloat(share)),
 				Message: fmt.Sprintf("%d synchronous copies (%s) in the steady state (%s) block the host for %s, %s%% of %s wall time, moving %s.",
 					n, apiNames(t, syncG.names), how, blocked, hostctx.FormatFloat(share), wall, bytesText(syncG.bytes)),
 				Recommendation: "Copy from pinned memory with cudaMemcpyAsync on a stream (tensor.pin_memory() and .to(device, non_blocking=True); DataLoader(pin_memory=True)), and synchronise once where the result is needed.",
@@ -226,7 +226,7 @@ func analyze(p *detectors.Pass, t *model.Trace) {
 		if sev, ok := sevOf(share); ok {
 			p.Report(model.Finding{
 				Severity: sev,
-				Title:    "Copies from or to pageable host memory",
+				Title:    fmt.Sprintf("%d copies touch pageable host memory (%s%% of wall time)", n, hostctx.FormatFloat(share)),
 				Message: fmt.Sprintf("%d copies touch pageable host memory in the steady state (%s): %s of copy time%s, %s%% of %s wall time, moving %s; the driver stages them through a pinned buffer, so an Async call waits for the copy and runs at a fraction of the link bandwidth.",
 					n, how, pageG.gpu, callText(pageG), hostctx.FormatFloat(share), wall, bytesText(pageG.bytes)),
 				Recommendation: "Allocate host buffers pinned (tensor.pin_memory(), DataLoader(pin_memory=True), cudaHostAlloc / cudaHostRegister) and copy with non_blocking=True / cudaMemcpyAsync.",
@@ -270,7 +270,7 @@ func analyze(p *detectors.Pass, t *model.Trace) {
 		}
 		p.Report(model.Finding{
 			Severity:       sev,
-			Title:          "Many tiny memory copies",
+			Title:          fmt.Sprintf("%d tiny memory copies", n),
 			Message:        msg,
 			Recommendation: "Batch small tensors into one buffer and copy it once (torch.cat / a flat pinned staging buffer), keep scalars and indices on the GPU instead of copying them every step, or capture the loop in a CUDA Graph.",
 			Metrics: []model.Metric{
@@ -353,8 +353,9 @@ func checkBandwidth(p *detectors.Pass, t *model.Trace, k bwKey, g *group, how st
 		return
 	}
 	p.Report(model.Finding{
-		Severity:   model.SevInfo,
-		Title:      "Memory copies below expected bandwidth",
+		Severity: model.SevInfo,
+		Title: fmt.Sprintf("%s copies on device %d reach %s GB/s, %s%% of the ~%s GB/s expected",
+			k.kind, k.dev, hostctx.FormatFloat(got), hostctx.FormatFloat(pct), hostctx.FormatFloat(want)),
 		Confidence: model.Estimated,
 		Message: fmt.Sprintf("%d %s copies of at least %s on device %d reach %s GB/s in the steady state (%s), %s%% of the ~%s GB/s expected from %s.",
 			g.n, k.kind, bytesText(minBytes), k.dev, hostctx.FormatFloat(got), how, hostctx.FormatFloat(pct),

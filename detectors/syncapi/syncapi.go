@@ -218,7 +218,9 @@ func analyze(p *detectors.Pass, t *model.Trace) {
 	}
 
 	f := model.Finding{
-		Severity:       sev,
+		Severity: sev,
+		Title: fmt.Sprintf("Host blocked %s in %d synchronising calls (%s%% of steady-state wall time)",
+			blockedWall, len(insts), hostctx.FormatFloat(share)),
 		Message:        msg,
 		Recommendation: recommendation(counts),
 		Confidence:     model.Measured,
