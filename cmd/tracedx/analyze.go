@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/tracedx/tracedx/export"
 	"github.com/tracedx/tracedx/internal/pipeline"
 	"github.com/tracedx/tracedx/model"
+	"github.com/tracedx/tracedx/policy"
 )
 
 // analyzeOptions are the flags of `tracedx analyze`.
@@ -31,6 +33,22 @@ type analyzeOptions struct {
 	// gate the report; each may be nil.
 	Configure []func(cfg *detectors.Config) error
 	Gate      []func(r *model.Report) error
+
+	policy *policy.Policy // set by --policy
+}
+
+// analyzeFormats are report formats rendered by the CLI itself rather than by
+// package export (they need the policy and the rule list): "junit".
+var analyzeFormats = map[string]func(opts *analyzeOptions, w io.Writer, r *model.Report) error{}
+
+// reportFormats lists every --format value of analyze.
+func reportFormats() []string {
+	fs := append([]string(nil), export.Formats...)
+	for f := range analyzeFormats {
+		fs = append(fs, f)
+	}
+	sort.Strings(fs[len(export.Formats):])
+	return fs
 }
 
 func newAnalyzeCmd(g *globalOpts, runF func(*analyzeOptions) error) *cobra.Command {
@@ -57,7 +75,7 @@ ticket-ready Markdown report and --format json the versioned JSON report.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVarP(&opts.Format, "format", "f", "text", "report format: "+strings.Join(export.Formats, ", "))
+	f.StringVarP(&opts.Format, "format", "f", "text", "report format: "+strings.Join(reportFormats(), ", "))
 	f.StringVarP(&opts.Output, "output", "o", "", "write the report to FILE (atomically) instead of stdout")
 	f.StringVar(&opts.FailOn, "fail-on", "none", "exit 1 when a finding is at or above this severity: info, warning, error, none")
 	f.StringVar(&opts.Window, "window", "trace", "GPU time breakdown definition: trace (whole trace) or hta (Holistic Trace Analysis)")
@@ -65,7 +83,7 @@ ticket-ready Markdown report and --format json the versioned JSON report.`,
 	f.StringArrayVar(&opts.Params, "param", nil, "override a rule parameter, RULE.PARAM=VALUE (repeatable; see 'tracedx rules explain RULE')")
 	f.StringArrayVar(&opts.Disable, "disable", nil, "do not run this rule (repeatable)")
 	f.IntVar(&opts.MaxWarnings, "max-warnings", 1000, "import warnings kept per file")
-	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(export.Formats, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(reportFormats(), cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("fail-on", cobra.FixedCompletions([]string{"info", "warning", "error", "none"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("window", cobra.FixedCompletions([]string{"trace", "hta"}, cobra.ShellCompDirectiveNoFileComp))
 	for _, hook := range analyzeFlagHooks {
@@ -128,7 +146,7 @@ func parseFailOn(s string) (model.Severity, bool, error) {
 }
 
 func checkFormat(format string) error {
-	for _, f := range export.Formats {
+	for _, f := range reportFormats() {
 		if f == format {
 			return nil
 		}
@@ -136,7 +154,7 @@ func checkFormat(format string) error {
 	if format == "markdown" {
 		return nil
 	}
-	return usageError("--format %q: want one of %s", format, strings.Join(export.Formats, ", "))
+	return usageError("--format %q: want one of %s", format, strings.Join(reportFormats(), ", "))
 }
 
 func runAnalyze(g *globalOpts, opts *analyzeOptions) error {
@@ -173,6 +191,9 @@ func runAnalyze(g *globalOpts, opts *analyzeOptions) error {
 		return err
 	}
 	write := func(w io.Writer) error { return export.Render(w, rep, opts.Format) }
+	if render, ok := analyzeFormats[opts.Format]; ok {
+		write = func(w io.Writer) error { return render(opts, w, rep) }
+	}
 	if opts.Output != "" {
 		if err := export.WriteFileAtomic(opts.Output, write); err != nil {
 			return fmt.Errorf("writing %s: %w", opts.Output, err)

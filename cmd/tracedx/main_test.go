@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"encoding/xml"
 	"flag"
 	"os"
 	"path/filepath"
@@ -182,6 +183,33 @@ func TestOutputFileAtomic(t *testing.T) {
 	ents, _ := os.ReadDir(dir)
 	if len(ents) != 1 {
 		t.Errorf("temporary files left: %v", ents)
+	}
+}
+
+func TestAnalyzeJUnit(t *testing.T) {
+	code, out, errOut := runTracedx("analyze", examplePath, "--format", "junit", "--fail-on", "error")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1 (kernel-gap is an error): %s", code, errOut)
+	}
+	var doc struct {
+		Tests    int `xml:"tests,attr"`
+		Failures int `xml:"failures,attr"`
+		Suites   []struct {
+			Cases []struct {
+				Name    string    `xml:"name,attr"`
+				Failure *struct{} `xml:"failure"`
+			} `xml:"testcase"`
+		} `xml:"testsuite"`
+	}
+	if err := xml.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("not JUnit XML: %v\n%s", err, out)
+	}
+	failed := map[string]bool{}
+	for _, c := range doc.Suites[0].Cases {
+		failed[c.Name] = c.Failure != nil
+	}
+	if len(doc.Suites) != 1 || !failed["kernel-gap"] || failed["memcpy"] || doc.Failures != 1 {
+		t.Errorf("suites %d, failures %d, cases %v", len(doc.Suites), doc.Failures, failed)
 	}
 }
 

@@ -1,0 +1,228 @@
+package batch
+
+import (
+	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"hash/fnv"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// Item is one input of a batch.
+type Item struct {
+	// Path is the file to read.
+	Path string
+	// Name identifies the input in reports, the dataset and sharding: the
+	// cleaned, slash-separated path as found (argument, or folder argument
+	// joined with the path below it, or manifest entry).
+	Name string
+	// Safe is the file-name-safe form of Name used for reports/ and state/.
+	Safe string
+	// Err is set when the argument itself could not be read (missing file).
+	Err error `json:"-"`
+}
+
+// Detector tells whether a file found while walking a folder is a known
+// trace format. Files given explicitly are always kept.
+type Detector func(path string) bool
+
+// Expand turns arguments into the sorted, de-duplicated list of inputs.
+// args are files, folders (walked recursively; files are kept when detect
+// accepts them; hidden files and folders are skipped) or "@FILE" manifests;
+// manifests lists more manifests. A manifest has one path per line; blank
+// lines and lines starting with # are ignored; relative paths are relative
+// to the manifest's folder. An argument that does not exist becomes an item
+// with Err set; an unreadable manifest is an error.
+func Expand(args, manifests []string, detect Detector) ([]Item, error) {
+	var items []Item
+	seen := map[string]bool{}
+	add := func(path string, err error) {
+		name := filepath.ToSlash(filepath.Clean(path))
+		if seen[name] {
+			return
+		}
+		seen[name] = true
+		items = append(items, Item{Path: filepath.Clean(path), Name: name, Err: err})
+	}
+	walk := func(arg string) error {
+		st, err := os.Stat(arg)
+		if err != nil {
+			add(arg, err)
+			return nil
+		}
+		if !st.IsDir() {
+			add(arg, nil)
+			return nil
+		}
+		var found []string
+		err = filepath.WalkDir(arg, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				if p == arg {
+					return err
+				}
+				add(p, err) // an unreadable folder below is an input error
+				if d != nil && d.IsDir() {
+					return fs.SkipDir
+				}
+				return nil
+			}
+			if p != arg && strings.HasPrefix(d.Name(), ".") {
+				if d.IsDir() {
+					return fs.SkipDir
+				}
+				return nil
+			}
+			if d.Type().IsRegular() && (detect == nil || detect(p)) {
+				found = append(found, p)
+			}
+			return nil
+		})
+		if err != nil {
+			add(arg, err)
+			return nil
+		}
+		for _, p := range found {
+			add(p, nil)
+		}
+		return nil
+	}
+	var readManifest func(path string, depth int) error
+	readManifest = func(path string, depth int) error {
+		if depth > 8 {
+			return fmt.Errorf("%s: manifests nested too deeply", path)
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		base := filepath.Dir(path)
+		sc := bufio.NewScanner(f)
+		sc.Buffer(make([]byte, 64*1024), 1<<20)
+		line := 0
+		for sc.Scan() {
+			line++
+			s := strings.TrimSpace(sc.Text())
+			if s == "" || strings.HasPrefix(s, "#") {
+				continue
+			}
+			if strings.HasPrefix(s, "@") {
+				m := s[1:]
+				if !filepath.IsAbs(m) {
+					m = filepath.Join(base, m)
+				}
+				if err := readManifest(m, depth+1); err != nil {
+					return fmt.Errorf("%s:%d: %w", path, line, err)
+				}
+				continue
+			}
+			if !filepath.IsAbs(s) {
+				s = filepath.Join(base, s)
+			}
+			if err := walk(s); err != nil {
+				return err
+			}
+		}
+		if err := sc.Err(); err != nil {
+			return fmt.Errorf("%s:%d: %w", path, line, err)
+		}
+		return nil
+	}
+	for _, m := range manifests {
+		if err := readManifest(m, 0); err != nil {
+			return nil, err
+		}
+	}
+	for _, a := range args {
+		if strings.HasPrefix(a, "@") && len(a) > 1 {
+			if err := readManifest(a[1:], 0); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if err := walk(a); err != nil {
+			return nil, err
+		}
+	}
+	sort.Slice(items, func(i, j int) bool { return items[i].Name < items[j].Name })
+	assignSafeNames(items)
+	return items, nil
+}
+
+// safeName maps a name onto one file-name component.
+func safeName(name string) string {
+	var parts []string
+	for _, p := range strings.Split(name, "/") {
+		if p == "" || p == "." || p == ".." {
+			continue
+		}
+		parts = append(parts, p)
+	}
+	s := strings.Join(parts, "__")
+	b := []byte(s)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			b[i] = '_'
+		}
+	}
+	s = strings.TrimLeft(string(b), ".")
+	if len(s) > 150 {
+		s = s[len(s)-150:]
+	}
+	if s == "" {
+		s = "input"
+	}
+	return s
+}
+
+func shortHash(name string) string {
+	h := sha256.Sum256([]byte(name))
+	return hex.EncodeToString(h[:4])
+}
+
+// assignSafeNames gives every item a unique safe name; names that collide
+// (case-insensitively) get a short hash of the full name appended.
+func assignSafeNames(items []Item) {
+	count := map[string]int{}
+	for i := range items {
+		items[i].Safe = safeName(items[i].Name)
+		count[strings.ToLower(items[i].Safe)]++
+	}
+	for i := range items {
+		s := items[i].Safe
+		if count[strings.ToLower(s)] > 1 || len(s) == 150 {
+			items[i].Safe = s + "-" + shortHash(items[i].Name)
+		}
+	}
+}
+
+// ShardOf returns the shard (0..n-1) of an input name: FNV-1a of the name
+// modulo n. It depends only on the name, so every shard of a run computes
+// the same partition, and adding inputs never moves others.
+func ShardOf(name string, n int) int {
+	if n <= 1 {
+		return 0
+	}
+	h := fnv.New64a()
+	h.Write([]byte(name))
+	return int(h.Sum64() % uint64(n))
+}
+
+// ParseShard parses "i/n" (0 <= i < n).
+func ParseShard(s string) (i, n int, err error) {
+	if s == "" {
+		return 0, 1, nil
+	}
+	if _, err := fmt.Sscanf(s, "%d/%d", &i, &n); err != nil || fmt.Sprintf("%d/%d", i, n) != strings.TrimSpace(s) {
+		return 0, 0, fmt.Errorf("--shard %q: want i/n, e.g. 0/3", s)
+	}
+	if n < 1 || i < 0 || i >= n {
+		return 0, 0, fmt.Errorf("--shard %q: want 0 <= i < n", s)
+	}
+	return i, n, nil
+}
