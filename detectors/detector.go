@@ -2,8 +2,10 @@ package detectors
 
 import (
 	"fmt"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/tracedx/tracedx/model"
 )
@@ -115,12 +117,22 @@ type Result struct {
 	Errors []error
 }
 
-// Run runs every enabled detector over set, in list order, and returns the
-// findings sorted deterministically: by severity (highest first), rule, rank,
-// then first evidence start.
+// Run runs every enabled detector over set and returns the findings sorted
+// deterministically: by severity (highest first), rule, rank, then first
+// evidence start. Detectors only read the set, so they run concurrently (up to
+// GOMAXPROCS at once); results are gathered in list order, so the output does
+// not depend on scheduling.
 func Run(set *model.TraceSet, list []*Detector, cfg Config) Result {
-	var res Result
-	for _, d := range list {
+	type outcome struct {
+		ran     bool
+		pass    *Pass
+		err     error
+		skipped *model.NotMeasurable
+	}
+	outs := make([]outcome, len(list))
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for i, d := range list {
 		if cfg.Disabled[d.ID] {
 			continue
 		}
@@ -129,11 +141,11 @@ func Run(set *model.TraceSet, list []*Detector, cfg Config) Result {
 		}
 		if len(d.Needs) > 0 && !setHasAny(set, d.Needs) {
 			names := make([]string, len(d.Needs))
-			for i, c := range d.Needs {
-				names[i] = c.Name()
+			for j, c := range d.Needs {
+				names[j] = c.Name()
 			}
-			res.NotMeasurable = append(res.NotMeasurable, model.NotMeasurable{Rule: d.ID,
-				Reason: fmt.Sprintf("the input has none of what this rule needs (%s)", strings.Join(names, ", "))})
+			outs[i].skipped = &model.NotMeasurable{Rule: d.ID,
+				Reason: fmt.Sprintf("the input has none of what this rule needs (%s)", strings.Join(names, ", "))}
 			continue
 		}
 		p := &Pass{Det: d, Set: set, Window: cfg.Window, params: map[string]float64{}}
@@ -143,14 +155,33 @@ func Run(set *model.TraceSet, list []*Detector, cfg Config) Result {
 		for k, v := range cfg.Params[d.ID] {
 			p.params[k] = v
 		}
-		err := safeRun(d, p)
-		if err != nil {
-			res.Errors = append(res.Errors, fmt.Errorf("rule %s could not run: %w", d.ID, err))
+		outs[i].ran, outs[i].pass = true, p
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(i int, d *Detector, p *Pass) {
+			defer wg.Done()
+			defer func() { <-sem }()
+			outs[i].err = safeRun(d, p)
+		}(i, d, p)
+	}
+	wg.Wait()
+	var res Result
+	for i, d := range list {
+		o := outs[i]
+		if o.skipped != nil {
+			res.NotMeasurable = append(res.NotMeasurable, *o.skipped)
+		}
+		if !o.ran {
 			continue
 		}
-		for i := range p.findings {
+		if o.err != nil {
+			res.Errors = append(res.Errors, fmt.Errorf("rule %s could not run: %w", d.ID, o.err))
+			continue
+		}
+		p := o.pass
+		for j := range p.findings {
 			if sev, ok := cfg.Severity[d.ID]; ok {
-				p.findings[i].Severity = sev
+				p.findings[j].Severity = sev
 			}
 		}
 		res.Findings = append(res.Findings, p.findings...)

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"sort"
+	"sync"
 )
 
 // Format names an input format as it appears in reports.
@@ -210,66 +211,103 @@ func (t *Trace) Finalize() {
 	sort.SliceStable(t.Devices, func(i, j int) bool { return t.Devices[i].ID < t.Devices[j].ID })
 	sort.SliceStable(t.Processes, func(i, j int) bool { return t.Processes[i].PID < t.Processes[j].PID })
 	t.sortThreads()
-	sortStable(t.Kernels, func(a, b Kernel) int {
-		return cmpChain(cmp.Compare(a.Start, b.Start), cmp.Compare(a.Device, b.Device), cmp.Compare(a.Stream, b.Stream),
-			cmp.Compare(a.End, b.End), cmp.Compare(a.Correlation, b.Correlation))
+	// The tables are independent: sort them concurrently (each sort is
+	// deterministic on its own).
+	var wg sync.WaitGroup
+	par := func(f func()) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f()
+		}()
+	}
+	par(func() {
+		sortStable(t.Kernels, func(a, b Kernel) int {
+			if a.Start != b.Start {
+				return cmp.Compare(a.Start, b.Start)
+			}
+			return cmpChain(cmp.Compare(a.Device, b.Device), cmp.Compare(a.Stream, b.Stream),
+				cmp.Compare(a.End, b.End), cmp.Compare(a.Correlation, b.Correlation))
+		})
 	})
-	sortStable(t.MemOps, func(a, b MemOp) int {
-		return cmpChain(cmp.Compare(a.Start, b.Start), cmp.Compare(a.Device, b.Device), cmp.Compare(a.Stream, b.Stream),
-			cmp.Compare(a.End, b.End))
+	par(func() {
+		sortStable(t.MemOps, func(a, b MemOp) int {
+			if a.Start != b.Start {
+				return cmp.Compare(a.Start, b.Start)
+			}
+			return cmpChain(cmp.Compare(a.Device, b.Device), cmp.Compare(a.Stream, b.Stream), cmp.Compare(a.End, b.End))
+		})
 	})
-	sortStable(t.APICalls, func(a, b APICall) int {
-		return cmpChain(cmp.Compare(a.Start, b.Start), cmp.Compare(a.Thread, b.Thread), cmp.Compare(b.End, a.End))
+	par(func() {
+		sortStable(t.APICalls, func(a, b APICall) int {
+			if a.Start != b.Start {
+				return cmp.Compare(a.Start, b.Start)
+			}
+			return cmpChain(cmp.Compare(a.Thread, b.Thread), cmp.Compare(b.End, a.End))
+		})
 	})
-	sort.SliceStable(t.Syncs, func(i, j int) bool {
-		a, b := &t.Syncs[i], &t.Syncs[j]
-		if a.Start != b.Start {
-			return a.Start < b.Start
-		}
-		if a.Device != b.Device {
-			return a.Device < b.Device
-		}
-		return a.Stream < b.Stream
+	par(func() {
+		sort.SliceStable(t.Syncs, func(i, j int) bool {
+			a, b := &t.Syncs[i], &t.Syncs[j]
+			if a.Start != b.Start {
+				return a.Start < b.Start
+			}
+			if a.Device != b.Device {
+				return a.Device < b.Device
+			}
+			return a.Stream < b.Stream
+		})
 	})
-	sort.SliceStable(t.OSCalls, func(i, j int) bool {
-		a, b := &t.OSCalls[i], &t.OSCalls[j]
-		if a.Start != b.Start {
-			return a.Start < b.Start
-		}
-		if a.Thread != b.Thread {
+	par(func() {
+		sort.SliceStable(t.OSCalls, func(i, j int) bool {
+			a, b := &t.OSCalls[i], &t.OSCalls[j]
+			if a.Start != b.Start {
+				return a.Start < b.Start
+			}
+			if a.Thread != b.Thread {
+				return a.Thread < b.Thread
+			}
+			return a.End > b.End
+		})
+	})
+	par(func() {
+		sort.SliceStable(t.GIL, func(i, j int) bool {
+			a, b := &t.GIL[i], &t.GIL[j]
+			if a.Start != b.Start {
+				return a.Start < b.Start
+			}
 			return a.Thread < b.Thread
-		}
-		return a.End > b.End
+		})
 	})
-	sort.SliceStable(t.GIL, func(i, j int) bool {
-		a, b := &t.GIL[i], &t.GIL[j]
-		if a.Start != b.Start {
-			return a.Start < b.Start
-		}
-		return a.Thread < b.Thread
+	par(func() {
+		sort.SliceStable(t.Collectives, func(i, j int) bool {
+			a, b := &t.Collectives[i], &t.Collectives[j]
+			if a.Start != b.Start {
+				return a.Start < b.Start
+			}
+			if a.Source != b.Source {
+				return a.Source < b.Source
+			}
+			if a.Device != b.Device {
+				return a.Device < b.Device
+			}
+			return a.Stream < b.Stream
+		})
 	})
-	sort.SliceStable(t.Collectives, func(i, j int) bool {
-		a, b := &t.Collectives[i], &t.Collectives[j]
-		if a.Start != b.Start {
-			return a.Start < b.Start
-		}
-		if a.Source != b.Source {
-			return a.Source < b.Source
-		}
-		if a.Device != b.Device {
-			return a.Device < b.Device
-		}
-		return a.Stream < b.Stream
+	par(func() {
+		sort.SliceStable(t.Samples, func(i, j int) bool {
+			a, b := &t.Samples[i], &t.Samples[j]
+			if a.Time != b.Time {
+				return a.Time < b.Time
+			}
+			return a.Series < b.Series
+		})
 	})
-	sort.SliceStable(t.Samples, func(i, j int) bool {
-		a, b := &t.Samples[i], &t.Samples[j]
-		if a.Time != b.Time {
-			return a.Time < b.Time
-		}
-		return a.Series < b.Series
+	par(func() {
+		sort.SliceStable(t.MemEvents, func(i, j int) bool { return t.MemEvents[i].Time < t.MemEvents[j].Time })
 	})
-	sort.SliceStable(t.MemEvents, func(i, j int) bool { return t.MemEvents[i].Time < t.MemEvents[j].Time })
-	t.sortRanges()
+	par(t.sortRanges)
+	wg.Wait()
 	t.Caps.fillFrom(t)
 }
 
@@ -411,8 +449,10 @@ func laneOf(r *Range) rangeLane {
 // ranges that cross rather than nest are counted while open).
 func (t *Trace) sortRanges() {
 	sortStable(t.Ranges, func(a, b Range) int {
-		return cmpChain(cmp.Compare(a.Start, b.Start), cmp.Compare(b.End, a.End), cmp.Compare(a.Thread, b.Thread),
-			cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Name, b.Name))
+		if a.Start != b.Start {
+			return cmp.Compare(a.Start, b.Start)
+		}
+		return cmpChain(cmp.Compare(b.End, a.End), cmp.Compare(a.Thread, b.Thread), cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Name, b.Name))
 	})
 	stacks := map[rangeLane][]Time{}
 	for i := range t.Ranges {

@@ -140,8 +140,14 @@ func AnalyzeSet(set *model.TraceSet, opts Options) *model.Report {
 			r.Bench = append(r.Bench, model.InputBench{Path: t.Path, Rank: t.Rank, Bench: t.Bench})
 		}
 	}
-	r.Devices, r.Kernels = breakdown.Compute(set, opts.Window)
+	// The breakdown and the detectors only read the set: run them side by side.
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		r.Devices, r.Kernels = breakdown.Compute(set, opts.Window)
+	}()
 	res := detectors.Run(set, opts.Detectors, cfg)
+	<-done
 	r.Findings = res.Findings
 	r.NotMeasurable = dedupeNM(res.NotMeasurable)
 	for _, e := range res.Errors {
