@@ -94,8 +94,10 @@ func TestHTAAgreement(t *testing.T) {
 				"compute_time_pctg":     100 * float64(d.Compute) / span,
 				"non_compute_time_pctg": 100 * float64(d.NonCompute) / span,
 			}
-			for k, v := range got {
-				if want := num(t, ref[k]); math.Abs(v-want) > 0.5 {
+			for _, k := range []string{"idle_time_pctg", "compute_time_pctg", "non_compute_time_pctg"} {
+				v, want := got[k], num(t, ref[k])
+				t.Logf("%s: tracedx %.2f, HTA %.2f (Δ %.2f points)", k, v, want, v-want)
+				if math.Abs(v-want) > 0.5 {
 					t.Errorf("%s = %.2f, HTA %.2f", k, v, want)
 				}
 			}
@@ -106,7 +108,10 @@ func TestHTAAgreement(t *testing.T) {
 			for _, k := range kernels {
 				byName[k.Name] = k
 			}
+			worst, names := 0.0, 0
+			defer func() { t.Logf("%d kernel names, largest relative difference %.3f%%", names, 100*worst) }()
 			for _, row := range readCSV(t, filepath.Join(refDir, name, "gpu_kernel_breakdown_all.csv")) {
+				names++
 				want := num(t, row["sum (us)"]) * 1e3
 				k, ok := byName[row["name"]]
 				if !ok {
@@ -114,6 +119,9 @@ func TestHTAAgreement(t *testing.T) {
 					continue
 				}
 				got := float64(k.Total)
+				if want != 0 {
+					worst = math.Max(worst, math.Abs(got-want)/math.Abs(want))
+				}
 				if math.Abs(got-want) > 0.01*math.Abs(want) {
 					t.Errorf("kernel %.80q: total %.0f ns, HTA %.0f ns", row["name"], got, want)
 				}
@@ -169,6 +177,7 @@ func TestTraceLensAgreement(t *testing.T) {
 			for _, row := range readCSV(t, filepath.Join(refDir, name, "gpu_timeline.csv")) {
 				ref[row["type"]] = num(t, row["percent"])
 			}
+			t.Logf("busy: tracedx %.3f%%, TraceLens %.3f%%", 100*busy/span, ref["busy_time"])
 			if got, want := 100*busy/span, ref["busy_time"]; math.Abs(got-want) > 0.1 {
 				t.Errorf("busy %.3f%%, TraceLens %.3f%%", got, want)
 			}
