@@ -69,9 +69,19 @@ const SniffSize = 4096
 // Open opens path for streaming, transparently decompressing gzip (detected by
 // its magic bytes, not by the file name). The caller closes the reader.
 func Open(path string) (io.ReadCloser, bool, error) {
+	// Pipes and devices are refused: a format is sniffed by reading the head
+	// before the importer reads the file again, and a pipe with no writer
+	// would hang the run.
+	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
+		what := "not a regular file"
+		if st.IsDir() {
+			what = "is a directory"
+		}
+		return nil, false, &InputError{File: path, Err: fmt.Errorf("%s (save the trace to a file first)", what)}
+	}
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, false, &InputError{File: path, Err: err}
+		return nil, false, &InputError{File: path, Err: unwrapPath(err)}
 	}
 	br := bufio.NewReaderSize(f, 1<<20)
 	magic, _ := br.Peek(2)
@@ -102,6 +112,14 @@ type plainFile struct {
 }
 
 func (p *plainFile) Close() error { return p.f.Close() }
+
+func unwrapPath(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
 
 // Head returns up to SniffSize leading bytes of path, decompressed if gzip.
 func Head(path string) ([]byte, error) {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/tracedx/tracedx/internal/fixture"
@@ -122,6 +123,10 @@ func TestExitCodes(t *testing.T) {
 	os.WriteFile(truncated, []byte(`{"traceEvents":[{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":1,"dur":2},`), 0o644)
 	empty := filepath.Join(dir, "empty.json")
 	os.WriteFile(empty, nil, 0o644)
+	fifo := filepath.Join(dir, "pipe.json")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -135,6 +140,7 @@ func TestExitCodes(t *testing.T) {
 		{"garbage", []string{"analyze", garbage}, 2, "garbage.bin"},
 		{"truncated", []string{"analyze", truncated}, 2, "truncated.json"},
 		{"empty", []string{"analyze", empty}, 2, "empty.json"},
+		{"fifo does not hang", []string{"analyze", fifo}, 2, "not a regular file"},
 		{"no args", []string{"analyze"}, 2, "missing"},
 		{"bad flag", []string{"analyze", "--bogus", examplePath}, 2, "bogus"},
 		{"bad format", []string{"analyze", examplePath, "--format", "pdf"}, 2, "pdf"},
