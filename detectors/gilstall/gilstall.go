@@ -17,6 +17,7 @@ var Detector = &detectors.Detector{
 	Layer:    model.LayerScheduling,
 	Doc:      doc,
 	Severity: model.SevWarning,
+	Formats:  detectors.TimelineFormats,
 	Params: []detectors.Param{
 		{Name: "warn_pct", Default: 5, Unit: "%", Doc: "GPU idle time overlapped by GIL stalls, as a share of the process's GPU span, at or above which the finding is a warning"},
 		{Name: "info_pct", Default: 1, Unit: "%", Doc: "overlapped share at or above which the finding is info; below it the rule stays quiet"},

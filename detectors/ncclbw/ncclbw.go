@@ -187,6 +187,25 @@ func run(p *detectors.Pass) error {
 					break
 				}
 				ratio := plateau / exp.GBps
+				if ratio >= minRatio {
+					// Healthy: say what the fabric should give and that the run
+					// reaches it, so the report explains the numbers.
+					p.Report(model.Finding{
+						Severity:   model.SevInfo,
+						Confidence: model.Measured,
+						Title: fmt.Sprintf("%s busbw %.2f GB/s reaches %.0f%% of the %.2f GB/s expected (%s)",
+							r.Collective, plateau, 100*ratio, exp.GBps, exp.Basis),
+						Message: fmt.Sprintf("%s: %s busbw plateau %.2f GB/s (peak %.2f) is %.0f%% of the %.2f GB/s expected for %d x %s (%s): the fabric performs as it should.",
+							where, r.Collective, plateau, peak, 100*ratio, exp.GBps, r.Ranks, r.GPU, exp.Basis),
+						Metrics: []model.Metric{
+							{Name: "plateau_busbw", Value: plateau, Unit: "GB/s"},
+							{Name: "peak_busbw", Value: peak, Unit: "GB/s"},
+							{Name: "expected_busbw", Value: exp.GBps, Unit: "GB/s"},
+							{Name: "plateau_ratio", Value: ratio, Unit: "ratio", Num: plateau, Den: exp.GBps},
+						},
+						Evidence: ev,
+					})
+				}
 				if ratio < minRatio {
 					conf := model.Measured
 					if exp.Assumed {

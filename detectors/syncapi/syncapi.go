@@ -17,6 +17,7 @@ var Detector = &detectors.Detector{
 	Layer:    model.LayerScheduling,
 	Doc:      doc,
 	Severity: model.SevWarning,
+	Formats:  detectors.TimelineFormats,
 	Params: []detectors.Param{
 		{Name: "warmup_steps", Default: 1, Unit: "steps", Doc: "steps (ProfilerStep#N) skipped as warm-up when the trace has more steps than this"},
 		{Name: "warmup_pct", Default: 10, Unit: "%", Doc: "share of the host span skipped as warm-up when the trace has too few steps"},
