@@ -8,7 +8,11 @@
 // Reading: a byte-level scanner over one large, refilling buffer parses each
 // event straight from the buffer (no document tree, no generic maps: only
 // the args keys the model needs are read, the rest are skipped while being
-// checked). Memory is bounded by the records kept. Gzip input is inflated
+// checked). Past 8 MiB of events, batches of whole events are parsed on
+// all cores and handled in stream order (parallel.go); whatever the
+// pipeline is unsure of goes back to the sequential loop, so the result
+// is the same byte for byte. Memory is bounded by the records kept (plus a
+// few MiB of batches in flight). Gzip input is inflated
 // in a separate goroutine that hands over 4 MiB chunks. Header keys
 // (deviceProperties, distributedInfo, baseTimeNanoseconds, versions) may
 // come before or after traceEvents; a base time is added at the end, so

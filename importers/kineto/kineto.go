@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/tracedx/tracedx/importers"
 	"github.com/tracedx/tracedx/model"
@@ -205,6 +206,17 @@ type parser struct {
 	schema    string
 	haveRank  bool
 	ev        event
+	par       parCfg
+
+	// The model tables, collected in chunks until finish.
+	ranges    table[model.Range]
+	apis      table[model.APICall]
+	kernels   table[model.Kernel]
+	memOps    table[model.MemOp]
+	syncs     table[model.SyncEvent]
+	colls     table[model.Collective]
+	memEvents table[model.MemEvent]
+	flowT     table[flow]
 }
 
 const (
@@ -213,8 +225,13 @@ const (
 )
 
 func parse(ctx context.Context, rd io.Reader, path string, opts importers.Options) (t *model.Trace, err error) {
+	return parseWith(ctx, rd, path, opts, defaultPar())
+}
+
+func parseWith(ctx context.Context, rd io.Reader, path string, opts importers.Options, par parCfg) (t *model.Trace, err error) {
 	t = model.NewTrace(path, model.FormatKineto)
 	p := &parser{
+		par:        par,
 		t:          t,
 		w:          importers.NewWarner(t, opts),
 		ctx:        ctx,
@@ -363,7 +380,24 @@ func (p *parser) events(r *reader) error {
 		r.pos++
 		return nil
 	}
+	// seqFrom is where the sequential loop took over; the pipeline starts
+	// once it has read p.par.min bytes of events from there.
+	seqFrom, seqEvents := r.offset(0), p.nEvents
+	par := p.par.enabled()
+	seqMin := p.par.min
 	for {
+		// (At least one element between two runs of the pipeline: it
+		// hands back at the element it could not take.)
+		if par && r.offset(0)-seqFrom >= seqMin && p.nEvents > seqEvents {
+			bpe := (r.offset(0) - seqFrom) / int64(max(1, p.nEvents-seqEvents))
+			if err := p.parallelEvents(r, bpe); err != nil {
+				return err
+			}
+			seqFrom, seqEvents = r.offset(0), p.nEvents
+			// After a hand-back, read at least what the pipeline held
+			// before starting it again (each start copies that much).
+			seqMin = max(p.par.min, 2*int64(p.par.batch)*int64(p.par.inflight))
+		}
 		if c, ok = r.peek(); !ok {
 			return r.eofErr()
 		}
@@ -792,7 +826,7 @@ func (p *parser) handle(ev *event, idx int, off int64) {
 			}
 			pid, _ := p.laneInt(&ev.pid)
 			tid, _ := p.laneInt(&ev.tid)
-			p.flows = append(grow(p.flows), flow{pid: pid, tid: tid, ts: s, id: ev.id, start: ev.ph == 's'})
+			p.flowT.add(flow{pid: pid, tid: tid, ts: s, id: ev.id, start: ev.ph == 's'})
 		}
 		return
 	default:
@@ -831,7 +865,7 @@ func (p *parser) handle(ev *event, idx int, off int64) {
 			kind = model.RangeUser
 		}
 		th := p.thread(ev)
-		t.Ranges = append(grow(t.Ranges), model.Range{Start: model.Time(start), End: model.Time(end), ExternalID: a.ext,
+		p.ranges.add(model.Range{Start: model.Time(start), End: model.Time(end), ExternalID: a.ext,
 			Name: name, Thread: th, Stream: model.NoStream, Device: model.NoDevice, Kind: kind})
 		if cat == catCPUOp && string(ev.name) == "record_param_comms" &&
 			(a.hasCollName || a.hasNelems || a.hasPGName || a.hasPGID || a.hasGroupSize) {
@@ -847,7 +881,7 @@ func (p *parser) handle(ev *event, idx int, off int64) {
 		if cat == catProfilerRange {
 			p.profRange++
 		}
-		t.Ranges = append(grow(t.Ranges), model.Range{Start: model.Time(start), End: model.Time(end), ExternalID: a.ext,
+		p.ranges.add(model.Range{Start: model.Time(start), End: model.Time(end), ExternalID: a.ext,
 			Name: name, Thread: model.NoThread, Stream: st, Device: dev, Kind: model.RangeGPUAnnotation})
 	case catRuntime, catDriver, catAccelRuntime:
 		src := model.APIRuntime
@@ -865,7 +899,7 @@ func (p *parser) handle(ev *event, idx int, off int64) {
 				p.cudaSeen = true
 			}
 		}
-		t.APICalls = append(grow(t.APICalls), model.APICall{Start: model.Time(start), End: model.Time(end), Correlation: a.corr,
+		p.apis.add(model.APICall{Start: model.Time(start), End: model.Time(end), Correlation: a.corr,
 			ExternalID: a.ext, Name: name, Thread: p.thread(ev), Class: p.apiClass(name), Source: src})
 	case catKernel, catAccelKernel:
 		dev, st := p.gpuLane(ev)
@@ -884,7 +918,7 @@ func (p *parser) handle(ev *event, idx int, off int64) {
 		if name == model.NoString {
 			name = t.Intern("(unnamed kernel)")
 		}
-		t.Kernels = append(grow(t.Kernels), model.Kernel{Start: model.Time(start), End: model.Time(end), Correlation: a.corr,
+		p.kernels.add(model.Kernel{Start: model.Time(start), End: model.Time(end), Correlation: a.corr,
 			ExternalID: a.ext, GraphID: a.graphID, Stream: st, Name: name, Device: dev, Grid: a.grid, Block: a.block,
 			Registers: clamp32(a.regs), SharedMem: clamp32(a.smem)})
 		if cat == catKernel && p.isComm(name) {
@@ -902,7 +936,7 @@ func (p *parser) handle(ev *event, idx int, off int64) {
 		if a.hasBytes && a.bytes >= 0 {
 			bytesN = a.bytes
 		}
-		t.MemOps = append(grow(t.MemOps), model.MemOp{Start: model.Time(start), End: model.Time(end), Correlation: a.corr,
+		p.memOps.add(model.MemOp{Start: model.Time(start), End: model.Time(end), Correlation: a.corr,
 			ExternalID: a.ext, Bytes: bytesN, Stream: st, Name: name, Device: dev, Kind: kind, Src: src, Dst: dst})
 	case catSync:
 		dev, st := p.gpuLane(ev)
@@ -914,7 +948,7 @@ func (p *parser) handle(ev *event, idx int, off int64) {
 		} else {
 			p.device(dev)
 		}
-		t.Syncs = append(grow(t.Syncs), model.SyncEvent{Start: model.Time(start), End: model.Time(end), Correlation: a.corr,
+		p.syncs.add(model.SyncEvent{Start: model.Time(start), End: model.Time(end), Correlation: a.corr,
 			Stream: st, Device: dev, Kind: syncKind(ev.name, a.syncKind)})
 	case catTrace:
 		iv := model.Interval{Start: model.Time(start), End: model.Time(end)}
@@ -1029,7 +1063,7 @@ func (p *parser) collective(ev *event, start, end int64, dev model.DeviceID, st 
 	if a.hasGroupSize && a.groupSize > 0 && a.groupSize < 1<<31 {
 		gs = int32(a.groupSize)
 	}
-	t.Collectives = append(grow(t.Collectives), model.Collective{Start: model.Time(start), End: model.Time(end), Bytes: bytesN, Seq: -1,
+	p.colls.add(model.Collective{Start: model.Time(start), End: model.Time(end), Bytes: bytesN, Seq: -1,
 		Correlation: a.corr, ExternalID: a.ext, Stream: st, Dtype: t.Strings.InternBytes(a.dtype), Group: group, Device: dev,
 		GroupSize: gs, Rank: rank, Op: op, Source: src})
 }
@@ -1052,7 +1086,7 @@ func (p *parser) memory(ev *event, idx int, off int64) {
 	if a.hasTotalRes {
 		res = a.totalRes
 	}
-	p.t.MemEvents = append(p.t.MemEvents, model.MemEvent{Time: model.Time(start), Bytes: a.memBytes, Addr: uint64(a.addr),
+	p.memEvents.add(model.MemEvent{Time: model.Time(start), Bytes: a.memBytes, Addr: uint64(a.addr),
 		TotalAllocated: alloc, TotalReserved: res, Thread: p.thread(ev), Device: dev})
 }
 
@@ -1108,6 +1142,18 @@ func RankFromName(path string) int {
 // time, devices, names, rank, notes, Finalize.
 func (p *parser) finish() {
 	t := p.t
+	// Join the chunked tables, the large ones in parallel (each is a
+	// fresh allocation filled once, mostly page faults and copying).
+	var wg sync.WaitGroup
+	wg.Go(func() { t.Ranges = p.ranges.flush(t.Ranges) })
+	wg.Go(func() { t.APICalls = p.apis.flush(t.APICalls) })
+	wg.Go(func() { t.Kernels = p.kernels.flush(t.Kernels) })
+	wg.Go(func() { p.flows = p.flowT.flush(p.flows) })
+	t.MemOps = p.memOps.flush(t.MemOps)
+	t.Syncs = p.syncs.flush(t.Syncs)
+	t.Collectives = p.colls.flush(t.Collectives)
+	t.MemEvents = p.memEvents.flush(t.MemEvents)
+	wg.Wait()
 	p.linkFlows()
 	p.relinkExternalIDs()
 	if p.hasBase {
@@ -1348,13 +1394,42 @@ func (p *parser) linkFlows() {
 	}
 }
 
-// grow doubles a full slice's capacity. append alone grows large slices by
-// only 1.25x, which makes the table copies the largest cost of an import.
-func grow[T any](s []T) []T {
-	if len(s) == cap(s) {
-		s = slices.Grow(s, max(len(s), 1024))
+// table collects one table in chunks while the events are read, so that
+// growing it never copies what it holds; flush makes it one slice of the
+// exact size.
+type table[T any] struct {
+	chunks [][]T
+	cur    []T
+	n      int // elements in chunks
+}
+
+func (c *table[T]) add(v T) {
+	if len(c.cur) == cap(c.cur) {
+		size := 256
+		if c.cur != nil {
+			c.chunks = append(c.chunks, c.cur)
+			c.n += len(c.cur)
+			size = min(2*cap(c.cur), 1<<16)
+		}
+		c.cur = make([]T, 0, size)
 	}
-	return s
+	c.cur = append(c.cur, v)
+}
+
+// flush appends the table to dst and empties it.
+func (c *table[T]) flush(dst []T) []T {
+	n := c.n + len(c.cur)
+	if n == 0 {
+		return dst
+	}
+	dst = slices.Grow(dst, n)
+	for i, ch := range c.chunks {
+		dst = append(dst, ch...)
+		c.chunks[i] = nil // collectable while the rest is copied
+	}
+	dst = append(dst, c.cur...)
+	*c = table[T]{}
+	return dst
 }
 
 // relinkExternalIDs repairs the GPU → CPU-op link of 2022–23 builds, whose
