@@ -1,14 +1,14 @@
 package ncclerrors
 
 import (
-	"os"
 	"strings"
 	"testing"
+
+	"github.com/tracedx/tracedx/detectors/internal/nccltest"
 
 	"github.com/tracedx/tracedx/detectors"
 	"github.com/tracedx/tracedx/importers"
 	"github.com/tracedx/tracedx/importers/nccltests"
-	"github.com/tracedx/tracedx/internal/corpus"
 	"github.com/tracedx/tracedx/model"
 )
 
@@ -112,28 +112,4 @@ func TestPlanted(t *testing.T) {
 	}
 }
 
-func TestCorpus(t *testing.T) {
-	for _, path := range corpus.Files(t, "corpus/nccl", ".log") {
-		f, err := os.Open(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tr, err := nccltests.Parse(f, path, importers.Options{})
-		f.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		res := detectors.Run(model.NewTraceSet([]*model.Trace{tr}), []*detectors.Detector{Detector}, detectors.Config{})
-		if len(res.Errors) > 0 {
-			t.Fatal(res.Errors)
-		}
-		for _, fd := range res.Findings {
-			if len(fd.Metrics) == 0 {
-				t.Errorf("finding without metrics: %s", fd.Message)
-			}
-			if os.Getenv("TRACEDX_SHOW") != "" {
-				t.Logf("%s: %s", fd.Severity, fd.Message)
-			}
-		}
-	}
-}
+func TestCorpus(t *testing.T) { nccltest.RunCorpus(t, Detector) }
