@@ -1,16 +1,37 @@
 package detectors
 
 import (
+	"cmp"
+	"slices"
 	"sort"
 
 	"github.com/tracedx/tracedx/model"
 )
 
-// Union sorts ivs in place and returns the union as disjoint, sorted
-// intervals (empty intervals dropped). Touching intervals merge.
+// Union returns the union of ivs as disjoint, sorted intervals (empty
+// intervals dropped; touching intervals merge) in new storage. It sorts ivs
+// in place when ivs is not sorted by start already.
 func Union(ivs []model.Interval) []model.Interval {
-	sort.Slice(ivs, func(i, j int) bool { return ivs[i].Start < ivs[j].Start })
-	out := make([]model.Interval, 0, len(ivs)/2+1)
+	sortByStart(ivs)
+	return merge(ivs, make([]model.Interval, 0, len(ivs)/2+1))
+}
+
+// UnionInPlace is Union for large lists: the result is built in ivs's own
+// storage, so it aliases (and the call overwrites) ivs.
+func UnionInPlace(ivs []model.Interval) []model.Interval {
+	sortByStart(ivs)
+	return merge(ivs, ivs[:0])
+}
+
+func sortByStart(ivs []model.Interval) {
+	byStart := func(a, b model.Interval) int { return cmp.Compare(a.Start, b.Start) }
+	if !slices.IsSortedFunc(ivs, byStart) {
+		slices.SortFunc(ivs, byStart)
+	}
+}
+
+// merge appends the union of the start-sorted ivs to out (which may alias ivs).
+func merge(ivs, out []model.Interval) []model.Interval {
 	for _, iv := range ivs {
 		if iv.End <= iv.Start {
 			continue

@@ -707,7 +707,7 @@ func runningIntervals(t *model.Trace) map[model.ThreadID][]model.Interval {
 	}
 	out := make(map[model.ThreadID][]model.Interval, len(by))
 	for th, l := range by {
-		out[th] = hostctx.UnionInPlace(hostctx.MergeSorted(hostctx.MergeSorted(l.leaves, l.ops), l.apis))
+		out[th] = detectors.UnionInPlace(hostctx.MergeSorted(hostctx.MergeSorted(l.leaves, l.ops), l.apis))
 	}
 	return out
 }

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/tracedx/tracedx/detectors"
 	"github.com/tracedx/tracedx/model"
 )
 
@@ -339,7 +340,7 @@ func NewGPUs(t *model.Trace) *GPUs {
 	for pid, a := range accs {
 		v := &GPUView{Devices: a.devs}
 		slices.Sort(v.Devices)
-		v.Busy = UnionInPlace(a.ivs)
+		v.Busy = detectors.UnionInPlace(a.ivs)
 		if len(v.Busy) > 0 {
 			v.Span = model.Interval{Start: v.Busy[0].Start, End: v.Busy[len(v.Busy)-1].End}
 			// Span minus Busy: the gaps between consecutive busy intervals.
@@ -351,29 +352,6 @@ func NewGPUs(t *model.Trace) *GPUs {
 		g.byPID[pid] = v
 	}
 	return g
-}
-
-// UnionInPlace is detectors.Union for large lists: it sorts only when ivs is
-// not sorted by start already and merges into ivs's own storage, so the
-// result aliases (and the call overwrites) ivs.
-func UnionInPlace(ivs []model.Interval) []model.Interval {
-	if !slices.IsSortedFunc(ivs, cmpStart) {
-		slices.SortFunc(ivs, cmpStart)
-	}
-	out := ivs[:0]
-	for _, iv := range ivs {
-		if iv.End <= iv.Start {
-			continue
-		}
-		if n := len(out); n > 0 && iv.Start <= out[n-1].End {
-			if iv.End > out[n-1].End {
-				out[n-1].End = iv.End
-			}
-			continue
-		}
-		out = append(out, iv)
-	}
-	return out
 }
 
 // MergeSorted merges two lists sorted by start into a new sorted list.
@@ -397,16 +375,6 @@ func MergeSorted(a, b []model.Interval) []model.Interval {
 	}
 	out = append(out, a[i:]...)
 	return append(out, b[j:]...)
-}
-
-func cmpStart(a, b model.Interval) int {
-	switch {
-	case a.Start < b.Start:
-		return -1
-	case a.Start > b.Start:
-		return 1
-	}
-	return 0
 }
 
 // For returns the GPU view of process pid, or nil when it ran nothing on a GPU.

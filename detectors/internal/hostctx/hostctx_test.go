@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/tracedx/tracedx/detectors"
 	"github.com/tracedx/tracedx/internal/fixture"
 	"github.com/tracedx/tracedx/model"
 )
@@ -86,7 +87,7 @@ func TestSteady(t *testing.T) {
 }
 
 func TestUnionInPlaceAndCorrIndex(t *testing.T) {
-	got := UnionInPlace([]model.Interval{iv(5, 6), iv(0, 2), iv(1, 3), iv(3, 4), iv(7, 7)})
+	got := detectors.UnionInPlace([]model.Interval{iv(5, 6), iv(0, 2), iv(1, 3), iv(3, 4), iv(7, 7)})
 	if want := []model.Interval{iv(0, 4), iv(5, 6)}; !reflect.DeepEqual(got, want) {
 		t.Errorf("union %v, want %v", got, want)
 	}
