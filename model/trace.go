@@ -204,6 +204,54 @@ func (t *Trace) GPUDevices() []DeviceID {
 	return ids
 }
 
+// Shift moves every time of t by d: used to place fixtures on a wall clock
+// and to put the traces of a set on a common clock.
+func (t *Trace) Shift(d Duration) {
+	dt := Time(d)
+	for i := range t.Kernels {
+		t.Kernels[i].Start += dt
+		t.Kernels[i].End += dt
+	}
+	for i := range t.MemOps {
+		t.MemOps[i].Start += dt
+		t.MemOps[i].End += dt
+	}
+	for i := range t.APICalls {
+		t.APICalls[i].Start += dt
+		t.APICalls[i].End += dt
+	}
+	for i := range t.Syncs {
+		t.Syncs[i].Start += dt
+		t.Syncs[i].End += dt
+	}
+	for i := range t.Ranges {
+		t.Ranges[i].Start += dt
+		t.Ranges[i].End += dt
+	}
+	for i := range t.OSCalls {
+		t.OSCalls[i].Start += dt
+		t.OSCalls[i].End += dt
+	}
+	for i := range t.GIL {
+		t.GIL[i].Start += dt
+		t.GIL[i].End += dt
+	}
+	for i := range t.Collectives {
+		t.Collectives[i].Start += dt
+		t.Collectives[i].End += dt
+	}
+	for i := range t.Samples {
+		t.Samples[i].Time += dt
+	}
+	for i := range t.MemEvents {
+		t.MemEvents[i].Time += dt
+	}
+	if t.Window != (Interval{}) {
+		t.Window.Start += dt
+		t.Window.End += dt
+	}
+}
+
 // Finalize sorts every table by start (ties broken by track, end and name),
 // orders the dimension tables, computes range nesting depths and fills
 // capability bits from what the tables hold. Importers call it once, last.

@@ -23,40 +23,6 @@ var update = flag.Bool("update", false, "rewrite golden files (and the generated
 // boundary).
 const epoch0 = model.Time(1716423322388068751)
 
-func shift(t *model.Trace, d model.Time) {
-	for i := range t.Kernels {
-		t.Kernels[i].Start += d
-		t.Kernels[i].End += d
-	}
-	for i := range t.MemOps {
-		t.MemOps[i].Start += d
-		t.MemOps[i].End += d
-	}
-	for i := range t.APICalls {
-		t.APICalls[i].Start += d
-		t.APICalls[i].End += d
-	}
-	for i := range t.Syncs {
-		t.Syncs[i].Start += d
-		t.Syncs[i].End += d
-	}
-	for i := range t.Ranges {
-		t.Ranges[i].Start += d
-		t.Ranges[i].End += d
-	}
-	for i := range t.Collectives {
-		t.Collectives[i].Start += d
-		t.Collectives[i].End += d
-	}
-	for i := range t.MemEvents {
-		t.MemEvents[i].Time += d
-	}
-	if t.Window != (model.Interval{}) {
-		t.Window.Start += d
-		t.Window.End += d
-	}
-}
-
 // gpuTrace is a small training step on one NVIDIA GPU: a ProfilerStep with
 // CPU ops, launches, a copy, a memset, a graph launch feeding two kernels,
 // an NCCL all-reduce with metadata on both sides, a GPU annotation, a
@@ -116,7 +82,7 @@ func gpuTrace(dev model.DeviceID, vendor, devName, launch, copyAPI string) *mode
 	t.Window = model.Interval{Start: 0, End: fixture.US(200)}
 	t.Processes = []model.Process{{PID: 100, Name: "python3.10"}}
 	t.Meta["nccl_version"] = "2.21.5"
-	shift(t, epoch0)
+	t.Shift(model.Duration(epoch0))
 	t.Finalize()
 	return t
 }
@@ -160,7 +126,7 @@ func mtiaTrace() *model.Trace {
 		t.APICalls[len(t.APICalls)-1].Source = model.APIAccel
 	}
 	t.Window = model.Interval{Start: 0, End: fixture.US(60)}
-	shift(t, epoch0)
+	t.Shift(model.Duration(epoch0))
 	t.Finalize()
 	return t
 }
@@ -177,7 +143,7 @@ func cpuOnlyTrace() *model.Trace {
 	b.Range(th, model.RangeUser, "gloo:all_reduce", 10, 40)
 	b.Range(th, model.RangeCPUOp, "c10d::allreduce_", 11, 39)
 	t.Window = model.Interval{Start: 0, End: fixture.US(100)}
-	shift(t, epoch0)
+	t.Shift(model.Duration(epoch0))
 	t.Finalize()
 	return t
 }
