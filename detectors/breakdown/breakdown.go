@@ -17,33 +17,6 @@ const (
 	WindowHTA   = "hta"
 )
 
-// Activity is one GPU activity interval with its class and name.
-type Activity struct {
-	Start, End model.Time
-	Device     model.DeviceID
-	Stream     model.StreamID
-	Name       model.StringID
-	Class      detectors.Class
-	IsKernel   bool
-}
-
-// Activities returns the GPU activities of t (kernels and memory operations),
-// classified by tracedx's own rules, in start order.
-func Activities(t *model.Trace) []Activity {
-	classes := detectors.KernelClasses(t)
-	out := make([]Activity, 0, len(t.Kernels)+len(t.MemOps))
-	for i := range t.Kernels {
-		k := &t.Kernels[i]
-		out = append(out, Activity{Start: k.Start, End: k.End, Device: k.Device, Stream: k.Stream, Name: k.Name, Class: classes[i], IsKernel: true})
-	}
-	for i := range t.MemOps {
-		m := &t.MemOps[i]
-		out = append(out, Activity{Start: m.Start, End: m.End, Device: m.Device, Stream: m.Stream, Name: m.Name, Class: detectors.ClassMemory})
-	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Start < out[j].Start })
-	return out
-}
-
 // Compute returns the breakdown of every device of every rank and the
 // per-name kernel totals of the whole set, for the given window ("trace" or
 // "hta").
@@ -58,19 +31,13 @@ func Compute(set *model.TraceSet, window string) ([]model.DeviceSummary, []model
 			}
 			continue
 		}
-		acts := Activities(t)
-		byDev := map[model.DeviceID][]Activity{}
+		acts := detectors.Activities(t)
 		for _, a := range acts {
-			byDev[a.Device] = append(byDev[a.Device], a)
 			if a.IsKernel {
 				addKernel(totals, t.Str(a.Name), a.End.Sub(a.Start))
 			}
 		}
-		ids := make([]model.DeviceID, 0, len(byDev))
-		for id := range byDev {
-			ids = append(ids, id)
-		}
-		sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+		ids, byDev := detectors.ByDevice(acts)
 		for _, id := range ids {
 			s := summarize(byDev[id])
 			s.Rank = t.Rank
@@ -111,7 +78,7 @@ func sortKernels(totals map[string]*model.KernelSummary) []model.KernelSummary {
 }
 
 // summarize computes the trace-window breakdown of one device's activities.
-func summarize(acts []Activity) model.DeviceSummary {
+func summarize(acts []detectors.Activity) model.DeviceSummary {
 	var all, comp, comm, mem []model.Interval
 	var s model.DeviceSummary
 	first := true

@@ -125,51 +125,26 @@ type DeviceGaps struct {
 // Analyze finds and attributes the gaps longer than minGap on every device of t.
 func Analyze(t *model.Trace, minGap model.Duration) []DeviceGaps {
 	ctx := newHostIndex(t)
-	type act struct {
-		iv     model.Interval
-		scope  int32
-		corr   int64
-		stream model.StreamID
-	}
-	// Kernels and memory operations are each sorted by start (Finalize);
-	// merge them per device instead of sorting again.
-	byDev := map[model.DeviceID][]act{}
-	i, j := 0, 0
-	for i < len(t.Kernels) || j < len(t.MemOps) {
-		if j >= len(t.MemOps) || (i < len(t.Kernels) && t.Kernels[i].Start <= t.MemOps[j].Start) {
-			k := &t.Kernels[i]
-			byDev[k.Device] = append(byDev[k.Device], act{model.Interval{Start: k.Start, End: k.End}, k.CorrScope, k.Correlation, k.Stream})
-			i++
-		} else {
-			m := &t.MemOps[j]
-			byDev[m.Device] = append(byDev[m.Device], act{model.Interval{Start: m.Start, End: m.End}, m.CorrScope, m.Correlation, m.Stream})
-			j++
-		}
-	}
-	ids := make([]model.DeviceID, 0, len(byDev))
-	for id := range byDev {
-		ids = append(ids, id)
-	}
-	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	ids, byDev := detectors.ByDevice(detectors.Activities(t))
 	var out []DeviceGaps
 	for _, id := range ids {
 		acts := byDev[id]
-		dg := DeviceGaps{Device: id, Span: model.Interval{Start: acts[0].iv.Start, End: acts[0].iv.End}}
+		dg := DeviceGaps{Device: id, Span: model.Interval{Start: acts[0].Start, End: acts[0].End}}
 		mainThread := ctx.mainLauncher(id)
 		// Sweep: track the furthest end so far; a gap opens when the next
 		// activity starts after it.
-		end := acts[0].iv.End
+		end := acts[0].End
 		for i := 1; i < len(acts); i++ {
 			a := acts[i]
-			if a.iv.Start > end && model.Duration(a.iv.Start-end) > minGap {
-				g := Gap{Interval: model.Interval{Start: end, End: a.iv.Start}, Launch: -1}
-				ctx.attribute(&g, a.scope, a.corr, mainThread)
+			if a.Start > end && model.Duration(a.Start-end) > minGap {
+				g := Gap{Interval: model.Interval{Start: end, End: a.Start}, Launch: -1}
+				ctx.attribute(&g, a.CorrScope, a.Correlation, mainThread)
 				dg.Gaps = append(dg.Gaps, g)
 				dg.ByCause[g.Cause] += g.Len()
 				dg.Count[g.Cause]++
 			}
-			if a.iv.End > end {
-				end = a.iv.End
+			if a.End > end {
+				end = a.End
 			}
 		}
 		dg.Span.End = end
