@@ -49,9 +49,6 @@ func (e *exitError) Unwrap() error { return e.err }
 // gateFailed returns an error that exits with code 1 and prints msg.
 func gateFailed(msg string) error { return &exitError{code: exitGate, err: errors.New(msg)} }
 
-// silentGate exits with code 1 without printing anything more.
-var silentGate = &exitError{code: exitGate}
-
 // usageError returns an error that exits with code 2.
 func usageError(format string, args ...any) error {
 	return &exitError{code: exitInput, err: fmt.Errorf(format, args...)}

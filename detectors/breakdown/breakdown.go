@@ -251,14 +251,6 @@ func (c htaClock) cut(start, end model.Time) (model.Time, model.Time) {
 	return s, e
 }
 
-func floorDiv(a, b model.Time) model.Time {
-	q := a / b
-	if a%b != 0 && a < 0 {
-		q--
-	}
-	return q
-}
-
 func htaMemName(m *model.MemOp) string {
 	if m.Kind == model.MemSet {
 		return "Memset (Device)"

@@ -410,10 +410,6 @@ func byCallTime(t *model.Trace) less {
 	return func(a, b copyRec) bool { return callLen(t, a) > callLen(t, b) }
 }
 
-func byCopyTime(t *model.Trace) less {
-	return func(a, b copyRec) bool { return memLen(t, a) > memLen(t, b) }
-}
-
 func byCost(t *model.Trace) less {
 	return func(a, b copyRec) bool {
 		return max(callLen(t, a), memLen(t, a)) > max(callLen(t, b), memLen(t, b))

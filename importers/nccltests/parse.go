@@ -798,13 +798,6 @@ func deriveRun(r *model.BenchRun, lay *layout) {
 
 func atoi(b []byte) int { return int(atoi64(b)) }
 
-func atoiOr(b []byte, def int) int {
-	if len(b) == 0 {
-		return def
-	}
-	return atoi(b)
-}
-
 func atoi64(b []byte) int64 {
 	v, err := strconv.ParseInt(string(b), 10, 64)
 	if err != nil {
