@@ -261,7 +261,9 @@ func TestSniff(t *testing.T) {
 			t.Errorf("%s: sniff %d", name, s)
 		}
 	}
-	for _, s := range []string{`{"traceEvents": []}`, "SQLite format 3\x00", "just some text\n"} {
+	tsv := "file\tcollective\tnotes\tpeak\n" +
+		"a.log\tall_reduce_perf \tprints # Avg bus bandwidth and NCCL version 2.18; Test NCCL failure at 8 GB\t43.8\n"
+	for _, s := range []string{`{"traceEvents": []}`, "SQLite format 3\x00", "just some text\n", tsv} {
 		if v := imp.Sniff([]byte(s)); v != 0 {
 			t.Errorf("sniff(%q) = %d, want 0", s, v)
 		}

@@ -21,6 +21,7 @@ func (importer) Format() model.Format { return model.FormatNCCLTests }
 // Sniff scores the head of a file: nccl-tests header lines, table headers,
 // rank lines and NCCL_DEBUG lines (behind launcher prefixes or not).
 func (importer) Sniff(head []byte) int {
+	head = dropTabular(head)
 	h := bytes.TrimLeft(head, " \t\r\n\ufeff")
 	if len(h) == 0 {
 		return 0
@@ -75,6 +76,23 @@ func (importer) Sniff(head []byte) int {
 		return 60
 	}
 	return 0
+}
+
+// dropTabular removes tab-separated lines (three tabs or more) from a head
+// before sniffing: nccl-tests and NCCL never print them, while a TSV or a
+// spreadsheet export about nccl-tests runs (a corpus MANIFEST.tsv, say)
+// quotes every marker the sniffer looks for.
+func dropTabular(head []byte) []byte {
+	if bytes.Count(head, []byte("\t")) < 3 {
+		return head
+	}
+	var out []byte
+	for _, ln := range bytes.SplitAfter(head, []byte("\n")) {
+		if bytes.Count(ln, []byte("\t")) < 3 {
+			out = append(out, ln...)
+		}
+	}
+	return out
 }
 
 func (importer) Import(ctx context.Context, path string, opts importers.Options) (*model.Trace, error) {
