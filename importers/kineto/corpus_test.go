@@ -29,11 +29,14 @@ func manifestCounts(t *testing.T, dir string) map[string]map[string]int {
 		if len(cols) < 9 || cols[0] == "file" {
 			continue
 		}
+		// Every file has a row; rows without an "events by cat:" list
+		// (newer additions describe their content in prose) check no counts.
+		m := map[string]int{}
+		out[cols[0]] = m
 		_, list, ok := strings.Cut(cols[8], "events by cat: ")
 		if !ok {
 			continue
 		}
-		m := map[string]int{}
 		for _, kv := range strings.Split(strings.TrimSpace(list), ",") {
 			k, v, ok := strings.Cut(kv, "=")
 			if !ok {
@@ -45,7 +48,6 @@ func manifestCounts(t *testing.T, dir string) map[string]map[string]int {
 			}
 			m[strings.TrimSpace(k)] = n
 		}
-		out[cols[0]] = m
 	}
 	if err := sc.Err(); err != nil {
 		t.Fatal(err)
@@ -79,6 +81,9 @@ func TestCorpus(t *testing.T) {
 			m, ok := want[base]
 			if !ok {
 				t.Fatalf("not in MANIFEST.tsv")
+			}
+			if len(m) == 0 {
+				return // the row gives no per-category counts
 			}
 			var kinds [model.RangeMark + 1]int
 			for i := range tr.Ranges {
