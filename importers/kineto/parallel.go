@@ -181,6 +181,10 @@ func findCut(b []byte, lo int) int {
 //
 // bpe is the mean size in bytes of the elements read so far; it sets the
 // batch size (eventsPerBatch elements, at most cfg.batch bytes).
+//
+// It is one long function on purpose: fill and rewind are closures over
+// the pipeline's state (carry, next, the stream and its end, the batch
+// queue), which is local to one run of the pipeline.
 func (d *decoder) parallelEvents(r *reader, bpe int64) (err error) {
 	cfg := d.par
 	work := make(chan *batch, cfg.inflight)
