@@ -11,6 +11,7 @@ import (
 
 	"github.com/tracedx/tracedx/importers"
 	"github.com/tracedx/tracedx/internal/kinetogen"
+	"github.com/tracedx/tracedx/internal/textdiff"
 	"github.com/tracedx/tracedx/model"
 )
 
@@ -149,7 +150,7 @@ func TestSmallBuffers(t *testing.T) {
 	want.Dump(&a)
 	got.Dump(&b)
 	if !bytes.Equal(a.Bytes(), b.Bytes()) {
-		t.Errorf("one-byte reads give a different trace:\n%s", firstDiff(a.Bytes(), b.Bytes()))
+		t.Errorf("one-byte reads give a different trace:\n%s", textdiff.First(a.String(), b.String()))
 	}
 }
 
