@@ -288,31 +288,7 @@ func (p *parser) header(n int, t []byte) bool {
 		}
 		return true
 	case bytes.HasPrefix(s, []byte("nThread")):
-		if pr, ok := p.params(s); ok {
-			r := p.paramsRun(n)
-			r.Params = pr
-			if r.Rows == nil {
-				r.Rows = make([]model.BenchRow, 0, expectedRows(pr))
-			}
-			return true
-		}
-		if m := reRCCL.FindSubmatch(s); m != nil {
-			r := p.paramsRun(n)
-			pr := &r.Params
-			pr.NThread, pr.NGpus, pr.NRanks = atoi(m[1]), atoi(m[2]), atoi(m[3])
-			pr.MinBytes, pr.MaxBytes = atoi64(m[4]), atoi64(m[5])
-			if string(m[7]) == "factor" {
-				pr.StepFactor = atoi64(m[6])
-			} else {
-				pr.StepBytes = atoi64(m[6])
-			}
-			pr.WarmupIters, pr.Iters, pr.Validation = atoi(m[8]), atoi(m[9]), atoi(m[10])
-			if p.producerTool == "" {
-				p.producerTool = "rccl-tests"
-			}
-			return true
-		}
-		return false
+		return p.paramsLine(n, s)
 	case bytes.HasPrefix(s, []byte("Rank ")):
 		d, ok := p.rankLine(s)
 		if !ok {
@@ -326,49 +302,11 @@ func (p *parser) header(n int, t []byte) bool {
 		r.Devices = append(r.Devices, d)
 		return true
 	case bytes.HasPrefix(s, []byte("size ")) || bytes.HasPrefix(s, []byte("bytes ")):
-		if !bytes.Contains(s, []byte("algbw")) {
-			return false
-		}
-		lay, err := newLayout(s, p.halfSpec)
-		if err != "" {
-			p.w.Warn(pos(n), "table header not understood (%s); its rows will be skipped", err)
-			p.lay = nil
-			return true
-		}
-		p.flushPending()
-		r := p.run()
-		if r != nil && r.TableHeader && len(r.Rows) == 0 && !r.Footer {
-			// The same header again before any row: independent processes
-			// printing their own copy of the run.
-			p.lay = lay
-			return true
-		}
-		if r == nil || r.TableHeader || len(r.Rows) > 0 || r.Footer {
-			r = p.newRun(n)
-		}
-		r.TableHeader = true
-		r.ErrorColumn = lay.errorCol
-		p.lay = lay
-		p.halfSpec = nil
-		return true
+		return p.tableHeader(n, s)
 	case bytes.HasPrefix(s, []byte("(B)")):
 		return true
 	case bytes.HasPrefix(s, []byte("out-of-place")) || bytes.HasPrefix(s, []byte("in-place")):
-		norm := bytes.Join(bytes.Fields(s), []byte(" "))
-		if !reHdrHalf.Match(norm) {
-			return false
-		}
-		f := bytes.Fields(norm)
-		p.halfSpec = p.halfSpec[:0]
-		for _, w := range f {
-			switch string(w) {
-			case "out-of-place":
-				p.halfSpec = append(p.halfSpec, false)
-			case "in-place":
-				p.halfSpec = append(p.halfSpec, true)
-			}
-		}
-		return true
+		return p.halfHeader(n, s)
 	case bytes.HasPrefix(s, []byte("Out of bounds values")):
 		m := reOOB.FindSubmatch(s)
 		if m == nil {
@@ -381,27 +319,7 @@ func (p *parser) header(n int, t []byte) bool {
 		r.Footer = true
 		return true
 	case bytes.HasPrefix(s, []byte("Avg bus bandwidth")):
-		m := reAvg.FindSubmatch(s)
-		if m == nil {
-			return false
-		}
-		p.flushPending()
-		r := p.footerRun(n)
-		if r.AvgLines == 0 {
-			v, err := strconv.ParseFloat(string(m[1]), 64)
-			switch {
-			case err != nil:
-				p.w.Warn(pos(n), "Avg bus bandwidth %q is not a number", m[1])
-			case !benchNum(v):
-				p.w.Warn(pos(n), "Avg bus bandwidth %q is not a finite non-negative number; not kept", m[1])
-			default:
-				r.ReportedAvgBusBW = v
-			}
-		}
-		r.AvgLines++
-		r.AvgFailed = r.AvgFailed || string(m[2]) == "FAILED"
-		r.Footer = true
-		return true
+		return p.avgLine(n, s)
 	case bytes.HasPrefix(s, []byte("NCCL Tests compiled with NCCL")):
 		if m := reNCCL1.FindSubmatch(s); m != nil {
 			p.pendVersion = "NCCL " + string(m[1]) + "." + string(m[2])
@@ -432,6 +350,108 @@ func (p *parser) header(n int, t []byte) bool {
 		return true
 	}
 	return false
+}
+
+// paramsLine reads the parameter line of nccl-tests or rccl-tests.
+func (p *parser) paramsLine(n int, s []byte) bool {
+	if pr, ok := p.params(s); ok {
+		r := p.paramsRun(n)
+		r.Params = pr
+		if r.Rows == nil {
+			r.Rows = make([]model.BenchRow, 0, expectedRows(pr))
+		}
+		return true
+	}
+	if m := reRCCL.FindSubmatch(s); m != nil {
+		r := p.paramsRun(n)
+		pr := &r.Params
+		pr.NThread, pr.NGpus, pr.NRanks = atoi(m[1]), atoi(m[2]), atoi(m[3])
+		pr.MinBytes, pr.MaxBytes = atoi64(m[4]), atoi64(m[5])
+		if string(m[7]) == "factor" {
+			pr.StepFactor = atoi64(m[6])
+		} else {
+			pr.StepBytes = atoi64(m[6])
+		}
+		pr.WarmupIters, pr.Iters, pr.Validation = atoi(m[8]), atoi(m[9]), atoi(m[10])
+		if p.producerTool == "" {
+			p.producerTool = "rccl-tests"
+		}
+		return true
+	}
+	return false
+}
+
+// tableHeader reads the column header line of a results table.
+func (p *parser) tableHeader(n int, s []byte) bool {
+	if !bytes.Contains(s, []byte("algbw")) {
+		return false
+	}
+	lay, err := newLayout(s, p.halfSpec)
+	if err != "" {
+		p.w.Warn(pos(n), "table header not understood (%s); its rows will be skipped", err)
+		p.lay = nil
+		return true
+	}
+	p.flushPending()
+	r := p.run()
+	if r != nil && r.TableHeader && len(r.Rows) == 0 && !r.Footer {
+		// The same header again before any row: independent processes
+		// printing their own copy of the run.
+		p.lay = lay
+		return true
+	}
+	if r == nil || r.TableHeader || len(r.Rows) > 0 || r.Footer {
+		r = p.newRun(n)
+	}
+	r.TableHeader = true
+	r.ErrorColumn = lay.errorCol
+	p.lay = lay
+	p.halfSpec = nil
+	return true
+}
+
+// halfHeader reads the "out-of-place in-place" line above the columns.
+func (p *parser) halfHeader(n int, s []byte) bool {
+	norm := bytes.Join(bytes.Fields(s), []byte(" "))
+	if !reHdrHalf.Match(norm) {
+		return false
+	}
+	f := bytes.Fields(norm)
+	p.halfSpec = p.halfSpec[:0]
+	for _, w := range f {
+		switch string(w) {
+		case "out-of-place":
+			p.halfSpec = append(p.halfSpec, false)
+		case "in-place":
+			p.halfSpec = append(p.halfSpec, true)
+		}
+	}
+	return true
+}
+
+// avgLine reads the "Avg bus bandwidth" footer.
+func (p *parser) avgLine(n int, s []byte) bool {
+	m := reAvg.FindSubmatch(s)
+	if m == nil {
+		return false
+	}
+	p.flushPending()
+	r := p.footerRun(n)
+	if r.AvgLines == 0 {
+		v, err := strconv.ParseFloat(string(m[1]), 64)
+		switch {
+		case err != nil:
+			p.w.Warn(pos(n), "Avg bus bandwidth %q is not a number", m[1])
+		case !benchNum(v):
+			p.w.Warn(pos(n), "Avg bus bandwidth %q is not a finite non-negative number; not kept", m[1])
+		default:
+			r.ReportedAvgBusBW = v
+		}
+	}
+	r.AvgLines++
+	r.AvgFailed = r.AvgFailed || string(m[2]) == "FAILED"
+	r.Footer = true
+	return true
 }
 
 // params parses "nThread 1 nGpus 1 minBytes 8 maxBytes 128 step: 2(factor)
