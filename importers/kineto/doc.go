@@ -3,7 +3,15 @@
 // into the common model.
 //
 // Pipeline place: importers → model. The CLI reaches it through the
-// registry in importers/all; tests and fuzzing use Parse directly.
+// registry in importers/all; tests and fuzzing call parse directly.
+//
+// Layers, one direction: the raw layer reads JSON into typed events
+// (walk.go: top level and traceEvents; event.go: one event; scan.go: bytes;
+// parallel.go: the multi-core pipeline; header.go: top-level keys other than
+// traceEvents), the builder maps events to model records (build.go), and
+// the post-pass joins and links them (link.go). FuzzEvent fuzzes the raw
+// event parser, FuzzBuild the builder and post-pass without JSON, FuzzParse
+// the whole.
 //
 // Reading: a byte-level scanner over one large, refilling buffer parses each
 // event straight from the buffer (no document tree, no generic maps: only

@@ -60,9 +60,15 @@ type event struct {
 	a        args
 }
 
+// eventParser turns the text of one event into an event. Its only state is
+// scratch space for unescaped strings, so each pipeline worker has its own.
+type eventParser struct {
+	scratch []byte
+}
+
 // parseEvent reads one event object from c. Grammar errors are returned
 // (fatal); wrong types are noted in ev.badType (a spoiled record).
-func (p *parser) parseEvent(c *cur, ev *event) error {
+func (p *eventParser) parseEvent(c *cur, ev *event) error {
 	*ev = event{}
 	ev.a.totalAlloc, ev.a.totalRes = -1, -1
 	p.scratch = p.scratch[:0]
@@ -177,7 +183,7 @@ func (ev *event) bad(field string) {
 
 // strVal reads a string value (unescaped into p.scratch when needed); ok is
 // false, with the value skipped, when it is not a string.
-func (p *parser) strVal(c *cur) ([]byte, bool, error) {
+func (p *eventParser) strVal(c *cur) ([]byte, bool, error) {
 	if c.next() != '"' {
 		return nil, false, c.skip()
 	}
@@ -195,7 +201,7 @@ func (p *parser) strVal(c *cur) ([]byte, bool, error) {
 
 // textVal reads a string or a number as text (e.g. a process group name
 // written either way).
-func (p *parser) textVal(c *cur) ([]byte, bool, error) {
+func (p *eventParser) textVal(c *cur) ([]byte, bool, error) {
 	switch ch := c.next(); {
 	case ch == '"':
 		return p.strVal(c)
@@ -208,7 +214,7 @@ func (p *parser) textVal(c *cur) ([]byte, bool, error) {
 
 // intVal reads an int from a number (fraction truncated) or from a string
 // holding one (HIP args); ok is false for null and other types.
-func (p *parser) intVal(c *cur) (int64, bool, error) {
+func (p *eventParser) intVal(c *cur) (int64, bool, error) {
 	switch ch := c.next(); {
 	case ch == '-' || (ch >= '0' && ch <= '9'):
 		return c.numberInt()
@@ -225,7 +231,7 @@ func (p *parser) intVal(c *cur) (int64, bool, error) {
 
 // numText reads a number's text for exact conversion later; str reports a
 // string value (a wrong type), returned as its content.
-func (p *parser) numText(c *cur) ([]byte, bool, error) {
+func (p *eventParser) numText(c *cur) ([]byte, bool, error) {
 	switch ch := c.next(); {
 	case ch == '-' || (ch >= '0' && ch <= '9'):
 		b, err := c.number()
@@ -240,7 +246,7 @@ func (p *parser) numText(c *cur) ([]byte, bool, error) {
 	return nil, true, c.skip()
 }
 
-func (p *parser) lane(c *cur, l *laneVal) error {
+func (p *eventParser) lane(c *cur, l *laneVal) error {
 	switch ch := c.next(); {
 	case ch == '-' || (ch >= '0' && ch <= '9'):
 		start := c.i
@@ -269,7 +275,7 @@ func (p *parser) lane(c *cur, l *laneVal) error {
 	return c.skip()
 }
 
-func (p *parser) int3(c *cur, dst *[3]int32) (bool, error) {
+func (p *eventParser) int3(c *cur, dst *[3]int32) (bool, error) {
 	if c.next() != '[' {
 		return false, c.skip()
 	}
@@ -300,7 +306,7 @@ func (p *parser) int3(c *cur, dst *[3]int32) (bool, error) {
 	}
 }
 
-func (p *parser) parseArgs(c *cur, a *args) error {
+func (p *eventParser) parseArgs(c *cur, a *args) error {
 	c.i++ // '{'
 	if c.next() == '}' {
 		c.i++

@@ -6,13 +6,13 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/tracedx/tracedx/importers"
 	"github.com/tracedx/tracedx/internal/fixture"
 	"github.com/tracedx/tracedx/internal/kinetogen"
+	"github.com/tracedx/tracedx/internal/textdiff"
 	"github.com/tracedx/tracedx/model"
 )
 
@@ -197,29 +197,9 @@ func checkGolden(t *testing.T, path string, got []byte) {
 		t.Fatalf("%v (run with -update)", err)
 	}
 	if !bytes.Equal(got, want) {
-		t.Errorf("%s: dump differs from %s (run with -update to accept):\n%s", path, golden, firstDiff(want, got))
+		t.Errorf("%s: dump differs from %s (run with -update to accept):\n%s", path, golden, textdiff.First(string(want), string(got)))
 	}
 }
-
-func firstDiff(want, got []byte) string {
-	wl := strings.Split(string(want), "\n")
-	gl := strings.Split(string(got), "\n")
-	for i := 0; i < len(wl) || i < len(gl); i++ {
-		var w, g string
-		if i < len(wl) {
-			w = wl[i]
-		}
-		if i < len(gl) {
-			g = gl[i]
-		}
-		if w != g {
-			return "line " + itoa(i+1) + ":\n  want: " + w + "\n  got:  " + g
-		}
-	}
-	return "(no line differs)"
-}
-
-func itoa(i int) string { return strconv.Itoa(i) }
 
 func importFile(t *testing.T, path string) *model.Trace {
 	t.Helper()

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tracedx/tracedx/importers"
 	"github.com/tracedx/tracedx/internal/kinetogen"
+	"github.com/tracedx/tracedx/internal/textdiff"
 	"github.com/tracedx/tracedx/model"
 )
 
@@ -113,7 +114,7 @@ func TestErrors(t *testing.T) {
 		{"unbalanced", `{"traceEvents": [}]}`, "byte"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := Parse(strings.NewReader(c.in), "bad.json", importers.Options{})
+			_, err := parse(context.Background(), strings.NewReader(c.in), "bad.json", importers.Options{})
 			if err == nil {
 				t.Fatal("no error")
 			}
@@ -137,11 +138,11 @@ func TestSmallBuffers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := Parse(bytes.NewReader(data), "quirks.json", importers.Options{})
+	want, err := parse(context.Background(), bytes.NewReader(data), "quirks.json", importers.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := Parse(&oneByte{data}, "quirks.json", importers.Options{})
+	got, err := parse(context.Background(), &oneByte{data}, "quirks.json", importers.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +150,7 @@ func TestSmallBuffers(t *testing.T) {
 	want.Dump(&a)
 	got.Dump(&b)
 	if !bytes.Equal(a.Bytes(), b.Bytes()) {
-		t.Errorf("one-byte reads give a different trace:\n%s", firstDiff(a.Bytes(), b.Bytes()))
+		t.Errorf("one-byte reads give a different trace:\n%s", textdiff.First(a.String(), b.String()))
 	}
 }
 
@@ -257,7 +258,7 @@ func FuzzParse(f *testing.F) {
 	}
 	f.Add([]byte(`[{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":"stream 7","ts":1.5,"dur":2}]`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		tr, err := Parse(bytes.NewReader(data), "fuzz.json", importers.Options{})
+		tr, err := parse(context.Background(), bytes.NewReader(data), "fuzz.json", importers.Options{})
 		if err != nil {
 			if !importers.IsInputError(err) {
 				t.Fatalf("error is not an InputError: %v", err)

@@ -82,7 +82,7 @@ func isWS(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' 
 // runBatch runs parseBatch; should it panic, the batch is handed back whole
 // to the sequential loop, which meets the panic on the caller's goroutine
 // as before the pipeline existed.
-func runBatch(b *batch, wp *parser, stop *atomic.Bool) {
+func runBatch(b *batch, wp *eventParser, stop *atomic.Bool) {
 	defer func() {
 		if recover() != nil {
 			b.evs, b.offs, b.stop = b.evs[:0], b.offs[:0], 0
@@ -92,7 +92,7 @@ func runBatch(b *batch, wp *parser, stop *atomic.Bool) {
 }
 
 // parseBatch parses b's events with wp (used only for its scratch space).
-func parseBatch(b *batch, wp *parser, stop *atomic.Bool) {
+func parseBatch(b *batch, wp *eventParser, stop *atomic.Bool) {
 	buf := b.buf
 	n := len(buf)
 	b.evs = b.evs[:0]
@@ -181,8 +181,12 @@ func findCut(b []byte, lo int) int {
 //
 // bpe is the mean size in bytes of the elements read so far; it sets the
 // batch size (eventsPerBatch elements, at most cfg.batch bytes).
-func (p *parser) parallelEvents(r *reader, bpe int64) (err error) {
-	cfg := p.par
+//
+// It is one long function on purpose: fill and rewind are closures over
+// the pipeline's state (carry, next, the stream and its end, the batch
+// queue), which is local to one run of the pipeline.
+func (d *decoder) parallelEvents(r *reader, bpe int64) (err error) {
+	cfg := d.par
 	work := make(chan *batch, cfg.inflight)
 	var stop atomic.Bool
 	var wg sync.WaitGroup
@@ -190,7 +194,7 @@ func (p *parser) parallelEvents(r *reader, bpe int64) (err error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			wp := &parser{}
+			wp := &eventParser{}
 			for b := range work {
 				runBatch(b, wp, &stop)
 				b.done <- struct{}{}
@@ -301,8 +305,8 @@ func (p *parser) parallelEvents(r *reader, bpe int64) (err error) {
 	}
 
 	for {
-		if p.ctx != nil {
-			if err := p.ctx.Err(); err != nil {
+		if d.ctx != nil {
+			if err := d.ctx.Err(); err != nil {
 				return err
 			}
 		}
@@ -319,9 +323,9 @@ func (p *parser) parallelEvents(r *reader, bpe int64) (err error) {
 		<-h.done
 		pipelineBatches.Add(1)
 		for i := range h.evs {
-			idx := p.nEvents
-			p.nEvents++
-			p.handle(&h.evs[i], idx, h.base+int64(h.offs[i]))
+			idx := d.nEvents
+			d.nEvents++
+			d.b.handle(&h.evs[i], idx, h.base+int64(h.offs[i]))
 		}
 		if h.stop >= 0 {
 			rewind(h.buf[h.stop:], h.base+int64(h.stop), queue[1:])

@@ -16,6 +16,7 @@ import (
 	"github.com/tracedx/tracedx/importers"
 	"github.com/tracedx/tracedx/internal/corpus"
 	"github.com/tracedx/tracedx/internal/kinetogen"
+	"github.com/tracedx/tracedx/internal/textdiff"
 )
 
 var (
@@ -39,8 +40,6 @@ func parseDump(t testing.TB, ctx context.Context, data []byte, cfg parCfg) strin
 	}
 	return b.String()
 }
-
-func seqDiff(want, got string) string { return firstDiff([]byte(want), []byte(got)) }
 
 var (
 	bigOnce sync.Once
@@ -78,7 +77,7 @@ func checkSame(t *testing.T, name string, data []byte, cfgs ...parCfg) {
 	want := parseDump(t, context.Background(), data, seqCfg)
 	for _, cfg := range cfgs {
 		if got := parseDump(t, context.Background(), data, cfg); got != want {
-			t.Errorf("%s: %+v differs from the sequential parse:\n%s", name, cfg, seqDiff(want, got))
+			t.Errorf("%s: %+v differs from the sequential parse:\n%s", name, cfg, textdiff.First(want, got))
 		}
 	}
 }
@@ -99,7 +98,7 @@ func TestParallelLarge(t *testing.T) {
 	for _, cfg := range []parCfg{def, small} {
 		b0, r0 := pipelineBatches.Load(), pipelineRewinds.Load()
 		if got := parseDump(t, context.Background(), data, cfg); got != want {
-			t.Fatalf("%+v differs from the sequential parse:\n%s", cfg, seqDiff(want, got))
+			t.Fatalf("%+v differs from the sequential parse:\n%s", cfg, textdiff.First(want, got))
 		}
 		b, r := pipelineBatches.Load()-b0, pipelineRewinds.Load()-r0
 		t.Logf("%+v: %d batches, %d rewinds", cfg, b, r)
@@ -159,7 +158,7 @@ func TestParallelErrors(t *testing.T) {
 		}
 		for _, cfg := range []parCfg{def, small} {
 			if got := parseDump(t, context.Background(), d, cfg); got != want {
-				t.Errorf("%s: %+v differs from the sequential parse:\n%s", name, cfg, seqDiff(want, got))
+				t.Errorf("%s: %+v differs from the sequential parse:\n%s", name, cfg, textdiff.First(want, got))
 			}
 		}
 	}
@@ -308,7 +307,7 @@ func FuzzParallel(f *testing.F) {
 		want := parseDump(t, context.Background(), data, seqCfg)
 		for _, cfg := range []parCfg{tinyCfg, {min: 0, batch: 16, workers: 2, inflight: 2}} {
 			if got := parseDump(t, context.Background(), data, cfg); got != want {
-				t.Fatalf("%+v differs from the sequential parse:\n%s", cfg, seqDiff(want, got))
+				t.Fatalf("%+v differs from the sequential parse:\n%s", cfg, textdiff.First(want, got))
 			}
 		}
 	})

@@ -16,6 +16,4 @@
 // layout of every table is learned from its header line, so every header
 // variant from nccl-tests 2.0 to 2.20 and rccl-tests is read the same way; see
 // HACKING.md "## nccl-tests" for the quirks this handles.
-//
-// Owner: the nccl-tests importer (issue 4).
 package nccltests

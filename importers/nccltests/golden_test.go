@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/tracedx/tracedx/importers"
+	"github.com/tracedx/tracedx/internal/textdiff"
 	"github.com/tracedx/tracedx/model"
 )
 
@@ -155,23 +156,13 @@ func TestGolden(t *testing.T) {
 				t.Fatalf("%v (run with -update)", err)
 			}
 			if !bytes.Equal(got.Bytes(), want) {
-				t.Errorf("dump differs from %s (run with -update and review the diff)\n%s", goldPath, firstDiff(got.String(), string(want)))
+				t.Errorf("dump differs from %s (run with -update and review the diff)\n%s", goldPath, textdiff.First(string(want), got.String()))
 			}
 			for i, r := range tr.Bench.Runs {
 				checkAvg(t, i, r)
 			}
 		})
 	}
-}
-
-func firstDiff(a, b string) string {
-	al, bl := strings.Split(a, "\n"), strings.Split(b, "\n")
-	for i := 0; i < len(al) && i < len(bl); i++ {
-		if al[i] != bl[i] {
-			return "got:  " + al[i] + "\nwant: " + bl[i]
-		}
-	}
-	return "lengths differ"
 }
 
 // TestFixtureFacts checks the hazards each fixture plants, so that a golden

@@ -3,6 +3,7 @@ package nccltests
 import (
 	"bytes"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -127,7 +128,7 @@ func (p *parser) ncclLine(n int, line, mark []byte) {
 		if f.Network == "" {
 			f.Network = net
 		}
-		if !contains(f.Networks, net) && len(f.Networks) < 32 {
+		if !slices.Contains(f.Networks, net) && len(f.Networks) < 32 {
 			f.Networks = append(f.Networks, net)
 		}
 	case bytes.HasPrefix(msg, []byte("NET/IB")) || bytes.HasPrefix(msg, []byte("NET/Socket")):
@@ -142,7 +143,7 @@ func (p *parser) ncclLine(n int, line, mark []byte) {
 				tr = "Socket"
 			}
 			d := tr + ": " + dev
-			if !contains(f.NetDevices, d) && len(f.NetDevices) < 32 {
+			if !slices.Contains(f.NetDevices, d) && len(f.NetDevices) < 32 {
 				f.NetDevices = append(f.NetDevices, d)
 			}
 		} else if strings.Contains(s, "GPU Direct RDMA") {
@@ -168,32 +169,32 @@ func (p *parser) ncclLine(n int, line, mark []byte) {
 		f.NVLSHeads++
 	case bytes.Contains(msg, []byte(" coll channels, ")):
 		if m := reChannels.FindSubmatch(msg); m != nil {
-			f.CollChannels = maxInt(f.CollChannels, atoi(m[1]))
+			f.CollChannels = max(f.CollChannels, atoi(m[1]))
 			if len(m[2]) > 0 {
-				f.CollNetChannels = maxInt(f.CollNetChannels, atoi(m[2]))
+				f.CollNetChannels = max(f.CollNetChannels, atoi(m[2]))
 			}
 			if len(m[3]) > 0 {
-				f.NVLSChannels = maxInt(f.NVLSChannels, atoi(m[3]))
+				f.NVLSChannels = max(f.NVLSChannels, atoi(m[3]))
 			}
-			f.P2PChannels = maxInt(f.P2PChannels, atoi(m[4]))
+			f.P2PChannels = max(f.P2PChannels, atoi(m[4]))
 		}
 	case bytes.HasPrefix(msg, []byte("Channel ")):
 		if m := reRing.FindSubmatch(msg); m != nil {
-			f.RingChannels = maxInt(f.RingChannels, atoi(m[2]))
+			f.RingChannels = max(f.RingChannels, atoi(m[2]))
 		}
 	case bytes.HasSuffix(msg, []byte("Init COMPLETE")):
 		f.InitComplete++
 		if m := reNRanks.FindSubmatch(msg); m != nil {
-			f.InitRanks = maxInt(f.InitRanks, atoi(m[1]))
+			f.InitRanks = max(f.InitRanks, atoi(m[1]))
 		}
 	case bytes.Contains(msg, []byte(" nNodes ")):
 		if m := reNNodes.FindSubmatch(msg); m != nil {
-			f.Nodes = maxInt(f.Nodes, atoi(m[1]))
+			f.Nodes = max(f.Nodes, atoi(m[1]))
 		}
 	case bytes.Contains(msg, []byte(" set by environment to ")):
 		if m := reEnv.FindSubmatch(msg); m != nil {
 			e := string(m[1]) + "=" + string(m[2])
-			if !contains(f.Env, e) && len(f.Env) < 128 {
+			if !slices.Contains(f.Env, e) && len(f.Env) < 128 {
 				f.Env = append(f.Env, e)
 			}
 		}
@@ -237,20 +238,4 @@ func normTransport(s string) string {
 		s = s[:64]
 	}
 	return s
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
-func maxInt(a, b int) int {
-	if b > a {
-		return b
-	}
-	return a
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tracedx/tracedx/importers"
 	"github.com/tracedx/tracedx/internal/corpus"
+	"github.com/tracedx/tracedx/internal/textdiff"
 	"github.com/tracedx/tracedx/model"
 )
 
@@ -73,7 +74,7 @@ func TestCorpus(t *testing.T) {
 			tr.Dump(&d1)
 			tr2.Dump(&d2)
 			if !bytes.Equal(d1.Bytes(), d2.Bytes()) {
-				t.Errorf("parallel import differs:\n%s", firstDiff(d1.String(), d2.String()))
+				t.Errorf("parallel import differs:\n%s", textdiff.First(d1.String(), d2.String()))
 			}
 			d, err := openDB(f)
 			if err != nil {

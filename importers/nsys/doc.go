@@ -14,7 +14,11 @@
 //
 // Layers: raw.go, read.go, sqlite.go, fast.go and scanpar.go are the raw
 // layer (one typed row struct per table, scanned into reused variables);
-// build.go turns rows into the model and is driven by FuzzBuild without
+// the builder turns rows into the model, one file per table family
+// (build.go: state, strings, enums, metadata; build_devices.go: devices,
+// processes, threads; build_cuda.go: CUDA activity; build_host.go: NVTX,
+// OS runtime, GIL; build_metrics.go: GPU metrics and memory usage;
+// build_finish.go: the post-pass), and is driven by FuzzBuild without
 // SQLite. No SQL range joins: tables are read one by one in table order
 // (which is start order in real exports), correlations are joined in Go on
 // (pid, correlationId) and the model's Finalize sorts by start.

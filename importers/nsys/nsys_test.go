@@ -14,6 +14,7 @@ import (
 
 	"github.com/tracedx/tracedx/importers"
 	"github.com/tracedx/tracedx/internal/nsysgen"
+	"github.com/tracedx/tracedx/internal/textdiff"
 	"github.com/tracedx/tracedx/model"
 )
 
@@ -66,7 +67,7 @@ func TestGolden(t *testing.T) {
 				t.Fatalf("%v (run with -update)", err)
 			}
 			if !bytes.Equal(buf.Bytes(), want) {
-				t.Errorf("dump differs from %s (run with -update to accept):\n%s", golden, firstDiff(string(want), buf.String()))
+				t.Errorf("dump differs from %s (run with -update to accept):\n%s", golden, textdiff.First(string(want), buf.String()))
 			}
 			// Same input, same output.
 			var again bytes.Buffer
@@ -76,37 +77,6 @@ func TestGolden(t *testing.T) {
 			}
 		})
 	}
-}
-
-func firstDiff(want, got string) string {
-	wl, gl := strings.Split(want, "\n"), strings.Split(got, "\n")
-	for i := 0; i < len(wl) || i < len(gl); i++ {
-		var w, g string
-		if i < len(wl) {
-			w = wl[i]
-		}
-		if i < len(gl) {
-			g = gl[i]
-		}
-		if w != g {
-			return "line " + itoa(i+1) + ":\n- " + w + "\n+ " + g
-		}
-	}
-	return ""
-}
-
-func itoa(i int) string { return strings.TrimSpace(strings.Repeat(" ", 0) + fmtInt(i)) }
-
-func fmtInt(i int) string {
-	if i == 0 {
-		return "0"
-	}
-	var b []byte
-	for i > 0 {
-		b = append([]byte{byte('0' + i%10)}, b...)
-		i /= 10
-	}
-	return string(b)
 }
 
 // TestPlantedFaults checks the facts the detectors rely on, beyond the dumps.
@@ -364,7 +334,7 @@ func TestParallelSameAsSequential(t *testing.T) {
 	}
 	seq, par := dump(1<<40), dump(100)
 	if seq != par {
-		t.Fatalf("parallel read differs from sequential:\n%s", firstDiff(seq, par))
+		t.Fatalf("parallel read differs from sequential:\n%s", textdiff.First(seq, par))
 	}
 	for _, w := range []string{"table CUPTI_ACTIVITY_KIND_KERNEL row 20001", "table CUPTI_ACTIVITY_KIND_RUNTIME row 29999 column start"} {
 		if !strings.Contains(seq, w) {
