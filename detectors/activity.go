@@ -15,12 +15,12 @@ type Activity struct {
 	Name        model.StringID
 	Device      model.DeviceID
 	CorrScope   int32
-	Class       Class
+	Class       model.KernelClass
 	IsKernel    bool
 }
 
 // Activities returns t's kernels and memory operations in start order
-// (kernels first on equal starts), classified by ClassifyKernel. Both tables
+// (kernels first on equal starts), classified by model.ClassifyKernel. Both tables
 // are sorted by Finalize, so this is a merge, not a sort.
 func Activities(t *model.Trace) []Activity {
 	classes := KernelClasses(t)
@@ -35,7 +35,7 @@ func Activities(t *model.Trace) []Activity {
 		} else {
 			m := &t.MemOps[j]
 			out = append(out, Activity{Start: m.Start, End: m.End, Correlation: m.Correlation, Stream: m.Stream, Name: m.Name,
-				Device: m.Device, CorrScope: m.CorrScope, Class: ClassMemory})
+				Device: m.Device, CorrScope: m.CorrScope, Class: model.KernelMemory})
 			j++
 		}
 	}
@@ -67,4 +67,21 @@ func ByDevice(acts []Activity) ([]model.DeviceID, map[model.DeviceID][]Activity)
 	}
 	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
 	return ids, by
+}
+
+// KernelClasses classifies every kernel of t by model.ClassifyKernel,
+// caching by name.
+func KernelClasses(t *model.Trace) []model.KernelClass {
+	cache := map[model.StringID]model.KernelClass{}
+	out := make([]model.KernelClass, len(t.Kernels))
+	for i := range t.Kernels {
+		id := t.Kernels[i].Name
+		c, ok := cache[id]
+		if !ok {
+			c = model.ClassifyKernel(t.Str(id))
+			cache[id] = c
+		}
+		out[i] = c
+	}
+	return out
 }

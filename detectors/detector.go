@@ -42,15 +42,6 @@ type Detector struct {
 	Run func(p *Pass) error
 }
 
-// Summary returns the first paragraph of the docs.
-func (d *Detector) Summary() string {
-	doc := strings.TrimSpace(d.Doc)
-	if i := strings.Index(doc, "\n\n"); i >= 0 {
-		doc = doc[:i]
-	}
-	return strings.Join(strings.Fields(doc), " ")
-}
-
 // TimelineFormats are the formats that carry a timeline (as opposed to
 // benchmark logs): rules about kernels, host calls and collectives apply to them.
 var TimelineFormats = []model.Format{model.FormatKineto, model.FormatNsys}
@@ -256,44 +247,4 @@ func firstStart(f *model.Finding) model.Time {
 		return 0
 	}
 	return f.Evidence[0].Start
-}
-
-// Validate checks a detector list: unique non-empty IDs, titles, layers,
-// docs with a "How to fix" section, a run function and documented params.
-func Validate(list []*Detector) error {
-	seen := map[string]bool{}
-	var problems []string
-	for _, d := range list {
-		switch {
-		case d.ID == "":
-			problems = append(problems, "a detector has no ID")
-			continue
-		case seen[d.ID]:
-			problems = append(problems, "duplicate ID "+d.ID)
-		}
-		seen[d.ID] = true
-		if d.Title == "" {
-			problems = append(problems, d.ID+": no title")
-		}
-		if d.Layer == "" {
-			problems = append(problems, d.ID+": no layer")
-		}
-		if d.Run == nil {
-			problems = append(problems, d.ID+": no run function")
-		}
-		if !strings.Contains(d.Doc, "How to fix") {
-			problems = append(problems, d.ID+": docs lack a \"How to fix\" section")
-		}
-		ps := map[string]bool{}
-		for _, p := range d.Params {
-			if p.Name == "" || p.Doc == "" || ps[p.Name] {
-				problems = append(problems, d.ID+": parameter "+p.Name+" is unnamed, undocumented or duplicated")
-			}
-			ps[p.Name] = true
-		}
-	}
-	if len(problems) > 0 {
-		return fmt.Errorf("detector registry: %s", strings.Join(problems, "; "))
-	}
-	return nil
 }

@@ -36,26 +36,3 @@ func TestIntervals(t *testing.T) {
 		t.Errorf("Overlap = %d", got)
 	}
 }
-
-func TestClassify(t *testing.T) {
-	for name, want := range map[string]Class{
-		"ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)": ClassComm,
-		"ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)":              ClassComm,
-		"void at::native::vectorized_elementwise_kernel<4>":                              ClassCompute,
-		"ampere_sgemm_32x128_nt": ClassCompute,
-	} {
-		if got := ClassifyKernel(name); got != want {
-			t.Errorf("ClassifyKernel(%q) = %s, want %s", name, got, want)
-		}
-	}
-	for name, want := range map[string]Class{
-		"Memcpy HtoD (Pageable -> Device)": ClassMemory,
-		"Memset (Device)":                  ClassMemory,
-		"ncclKernel_Broadcast_RING_LL":     ClassComm,
-		"ampere_sgemm_32x128_nt":           ClassCompute,
-	} {
-		if got, ok := ClassifyHTA(name); !ok || got != want {
-			t.Errorf("ClassifyHTA(%q) = %s %v, want %s", name, got, ok, want)
-		}
-	}
-}

@@ -15,8 +15,8 @@ import (
 	"github.com/tracedx/tracedx/detectors/tracehealth"
 )
 
-// Detectors returns every detector. Each detector package adds itself to the
-// list below (one line each).
+// Detectors returns every detector, in report order. A new detector is one
+// line in this list.
 func Detectors() []*detectors.Detector {
 	return []*detectors.Detector{
 		tracehealth.Detector,
@@ -28,7 +28,6 @@ func Detectors() []*detectors.Detector {
 		ncclbw.Detector,
 		nccltransport.Detector,
 		ncclerrors.Detector,
-		// detectors: one line each, e.g. kernelgap.Detector,
 	}
 }
 

@@ -1,6 +1,7 @@
 package all
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -15,7 +16,7 @@ import (
 
 func TestRegistry(t *testing.T) {
 	list := Detectors()
-	if err := detectors.Validate(list); err != nil {
+	if err := validate(list); err != nil {
 		t.Fatal(err)
 	}
 	for _, d := range list {
@@ -65,4 +66,44 @@ func TestEveryDetectorHasFixtures(t *testing.T) {
 			t.Errorf("%s (%s): no clean-fixture test (func Test...Clean/Quiet/Healthy...)", d.ID, rel)
 		}
 	}
+}
+
+// validate checks a detector list: unique non-empty IDs, titles, layers,
+// docs with a "How to fix" section, a run function and documented params.
+func validate(list []*detectors.Detector) error {
+	seen := map[string]bool{}
+	var problems []string
+	for _, d := range list {
+		switch {
+		case d.ID == "":
+			problems = append(problems, "a detector has no ID")
+			continue
+		case seen[d.ID]:
+			problems = append(problems, "duplicate ID "+d.ID)
+		}
+		seen[d.ID] = true
+		if d.Title == "" {
+			problems = append(problems, d.ID+": no title")
+		}
+		if d.Layer == "" {
+			problems = append(problems, d.ID+": no layer")
+		}
+		if d.Run == nil {
+			problems = append(problems, d.ID+": no run function")
+		}
+		if !strings.Contains(d.Doc, "How to fix") {
+			problems = append(problems, d.ID+": docs lack a \"How to fix\" section")
+		}
+		ps := map[string]bool{}
+		for _, p := range d.Params {
+			if p.Name == "" || p.Doc == "" || ps[p.Name] {
+				problems = append(problems, d.ID+": parameter "+p.Name+" is unnamed, undocumented or duplicated")
+			}
+			ps[p.Name] = true
+		}
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("detector registry: %s", strings.Join(problems, "; "))
+	}
+	return nil
 }

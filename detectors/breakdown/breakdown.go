@@ -97,13 +97,13 @@ func summarize(acts []detectors.Activity) model.DeviceSummary {
 		first = false
 		iv := model.Interval{Start: a.Start, End: a.End}
 		all = append(all, iv)
-		switch a.Class {
-		case detectors.ClassCompute:
-			comp = append(comp, iv)
-		case detectors.ClassComm:
+		switch {
+		case a.Class == model.KernelComm:
 			comm = append(comm, iv)
-		case detectors.ClassMemory:
+		case a.Class == model.KernelMemory:
 			mem = append(mem, iv)
+		case a.Class.Compute():
+			comp = append(comp, iv)
 		}
 	}
 	s.Span = s.End.Sub(s.Start)
@@ -157,8 +157,8 @@ func htaRank(t *model.Trace, totals map[string]*model.KernelSummary) (model.Devi
 		first = false
 		iv := model.Interval{Start: start, End: end}
 		all = append(all, iv)
-		c, ok := detectors.ClassifyHTA(name)
-		if ok && c == detectors.ClassCompute {
+		c, ok := classifyHTA(name)
+		if ok && c.Compute() {
 			comp = append(comp, iv)
 		}
 		addKernel(totals, name, end.Sub(start))

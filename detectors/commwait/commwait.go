@@ -108,7 +108,7 @@ func commOps(t *model.Trace) []commOp {
 	}
 	classes := detectors.KernelClasses(t)
 	for i := range t.Kernels {
-		if classes[i] != detectors.ClassComm {
+		if classes[i] != model.KernelComm {
 			continue
 		}
 		k := &t.Kernels[i]
@@ -149,7 +149,7 @@ func exposed(p *detectors.Pass, t *model.Trace) {
 	for i := range t.Kernels {
 		k := &t.Kernels[i]
 		grow(k.Device, k.Start, k.End)
-		if classes[i] == detectors.ClassCompute {
+		if classes[i].Compute() {
 			comp[k.Device] = append(comp[k.Device], model.Interval{Start: k.Start, End: k.End})
 		}
 	}
@@ -187,8 +187,8 @@ func exposed(p *detectors.Pass, t *model.Trace) {
 			Metrics: []model.Metric{
 				{Name: "comm_ns", Value: float64(total), Unit: "ns"},
 				{Name: "exposed_comm_ns", Value: float64(exT), Unit: "ns"},
-				{Name: "exposed_pct_of_span", Value: round2(share), Unit: "%", Num: float64(exT), Den: float64(sp)},
-				{Name: "overlap_pct", Value: round2(overlapPct), Unit: "%", Num: float64(total - exT), Den: float64(total)},
+				{Name: "exposed_pct_of_span", Value: detectors.Round2(share), Unit: "%", Num: float64(exT), Den: float64(sp)},
+				{Name: "overlap_pct", Value: detectors.Round2(overlapPct), Unit: "%", Num: float64(total - exT), Den: float64(total)},
 			},
 		}
 		sort.SliceStable(ex, func(i, j int) bool { return ex[i].Len() > ex[j].Len() })
@@ -258,7 +258,7 @@ func waiting(p *detectors.Pass, t *model.Trace) {
 		Metrics: []model.Metric{
 			{Name: "slow_collectives", Value: float64(len(slows)), Unit: "count"},
 			{Name: "wait_ns", Value: float64(extra), Unit: "ns"},
-			{Name: "wait_pct_of_comm", Value: round2(100 * float64(extra) / float64(total)), Unit: "%", Num: float64(extra), Den: float64(total)},
+			{Name: "wait_pct_of_comm", Value: detectors.Round2(100 * float64(extra) / float64(total)), Unit: "%", Num: float64(extra), Den: float64(total)},
 		},
 	}
 	if 100*float64(extra)/float64(total) >= 20 {
@@ -480,8 +480,6 @@ func median(xs []float64) float64 {
 	}
 	return (s[n/2-1] + s[n/2]) / 2
 }
-
-func round2(x float64) float64 { return math.Round(x*100) / 100 }
 
 func uniq(s []string) []string {
 	var out []string

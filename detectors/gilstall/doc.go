@@ -4,8 +4,7 @@
 // Pipeline place: cmd → detectors/all → gilstall → model. It reads GIL
 // intervals, OS runtime calls with their call chains, Python frames, CPU ops,
 // API calls, kernels and memory operations of the common model, so it works
-// on Nsight Systems and Kineto imports alike. Times are int64 ns. Owned by
-// the host-stall detectors (issue 3).
+// on Nsight Systems and Kineto imports alike. Times are int64 ns.
 package gilstall
 
 const doc = `Finds Python threads that wait for the GIL (the global interpreter lock)

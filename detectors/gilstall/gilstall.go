@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/tracedx/tracedx/detectors"
-	"github.com/tracedx/tracedx/detectors/internal/hostctx"
 	"github.com/tracedx/tracedx/model"
 )
 
@@ -81,7 +80,7 @@ func analyze(p *detectors.Pass, t *model.Trace) {
 		p.NotMeasurable("%s: %s", t.Path, why)
 		return
 	}
-	gpus := hostctx.NewGPUs(t)
+	gpus := newGPUs(t)
 	if gpus.Empty() {
 		p.NotMeasurable("%s: no GPU activity (kernels or copies) in the capture, so GPU starvation cannot be measured", t.Path)
 		return
@@ -120,7 +119,7 @@ func analyze(p *detectors.Pass, t *model.Trace) {
 	}
 }
 
-func report(p *detectors.Pass, t *model.Trace, v *hostctx.GPUView, pid int64, stalls []stall, src string, conf model.Confidence, holders map[model.ThreadID]model.Duration) {
+func report(p *detectors.Pass, t *model.Trace, v *gpuView, pid int64, stalls []stall, src string, conf model.Confidence, holders map[model.ThreadID]model.Duration) {
 	if v == nil || v.Span.Len() <= 0 {
 		return // the process ran nothing on a GPU: nothing to starve
 	}
@@ -133,7 +132,7 @@ func report(p *detectors.Pass, t *model.Trace, v *hostctx.GPUView, pid int64, st
 	union := detectors.Union(all)
 	overlap := detectors.Total(detectors.Intersect(union, v.Idle))
 	span := v.Span.Len()
-	share := hostctx.Pct(float64(overlap), float64(span))
+	share := detectors.Pct(float64(overlap), float64(span))
 	var sev model.Severity
 	switch {
 	case share >= p.Param("warn_pct"):
@@ -167,7 +166,7 @@ func report(p *detectors.Pass, t *model.Trace, v *hostctx.GPUView, pid int64, st
 			names = append(names, fmt.Sprintf("and %d more", len(thrs)-5))
 			break
 		}
-		names = append(names, fmt.Sprintf("%s %s", hostctx.ThreadLabel(t, x.id), x.stall))
+		names = append(names, fmt.Sprintf("%s %s", detectors.ThreadLabel(t, x.id), x.stall))
 	}
 	launcher := launchThread(t, pid)
 	proc := fmt.Sprintf("process %d", pid)
@@ -179,19 +178,19 @@ func report(p *detectors.Pass, t *model.Trace, v *hostctx.GPUView, pid int64, st
 		verb = "apparently waited" // inferred from indirect signatures
 	}
 	msg := fmt.Sprintf("Python threads of %s %s for the GIL for %s (%d stall(s); source: %s); %s of it overlaps GPU idle time, %s%% of the %s GPU span (GPU idle in all: %s). Waiting threads: %s.",
-		proc, verb, stallTime, len(stalls), src, overlap, hostctx.FormatFloat(share), span, detectors.Total(v.Idle), strings.Join(names, ", "))
+		proc, verb, stallTime, len(stalls), src, overlap, detectors.FormatFloat(share), span, detectors.Total(v.Idle), strings.Join(names, ", "))
 	if launcher != model.NoThread {
 		if ivs, ok := perThread[launcher]; ok {
 			lu := detectors.Union(ivs)
 			msg += fmt.Sprintf(" The thread that launches the kernels, %s, is among them: %s stalled, %s of it with the GPU idle.",
-				hostctx.ThreadLabel(t, launcher), detectors.Total(lu), detectors.Total(detectors.Intersect(lu, v.Idle)))
+				detectors.ThreadLabel(t, launcher), detectors.Total(lu), detectors.Total(detectors.Intersect(lu, v.Idle)))
 		}
 	}
 	if len(holders) > 0 {
 		var hs []string
 		for _, id := range sortedByDur(holders) {
 			if t.Thread(id).PID == pid {
-				hs = append(hs, fmt.Sprintf("%s %s", hostctx.ThreadLabel(t, id), holders[id]))
+				hs = append(hs, fmt.Sprintf("%s %s", detectors.ThreadLabel(t, id), holders[id]))
 			}
 		}
 		if len(hs) > 0 {
@@ -242,7 +241,7 @@ const recommendation = "Keep the thread that launches GPU work free of GIL conte
 
 // evidence returns the stalls that overlap the most GPU idle time (then the
 // longest), up to five.
-func evidence(t *model.Trace, v *hostctx.GPUView, stalls []stall) []model.Evidence {
+func evidence(t *model.Trace, v *gpuView, stalls []stall) []model.Evidence {
 	type scored struct {
 		s    *stall
 		idle model.Duration
@@ -274,11 +273,11 @@ func evidence(t *model.Trace, v *hostctx.GPUView, stalls []stall) []model.Eviden
 	var ev []model.Evidence
 	for i := 0; i < len(sc) && i < 5; i++ {
 		s := sc[i].s
-		note := fmt.Sprintf("%s waits %s for the GIL, GPU idle %s of it", hostctx.ThreadLabel(t, s.thread), s.iv.Len(), sc[i].idle)
+		note := fmt.Sprintf("%s waits %s for the GIL, GPU idle %s of it", detectors.ThreadLabel(t, s.thread), s.iv.Len(), sc[i].idle)
 		if s.note != "" {
 			note += "; " + s.note
 		}
-		ev = append(ev, model.Evidence{Rank: t.Rank, Device: v.FirstDevice(), Stream: model.NoStream, Thread: hostctx.TID(t, s.thread),
+		ev = append(ev, model.Evidence{Rank: t.Rank, Device: v.FirstDevice(), Stream: model.NoStream, Thread: detectors.TID(t, s.thread),
 			Start: s.iv.Start, End: s.iv.End, Note: note})
 	}
 	return ev
@@ -633,7 +632,7 @@ func fromPython(p *detectors.Pass, t *model.Trace) (out []stall, holders map[mod
 			if th == l {
 				continue
 			}
-			label := hostctx.ThreadLabel(t, th)
+			label := detectors.ThreadLabel(t, th)
 			inter := detectors.Intersect(ivs, running[th])
 			holders[th] += detectors.Total(inter)
 			s := 0
@@ -707,7 +706,7 @@ func runningIntervals(t *model.Trace) map[model.ThreadID][]model.Interval {
 	}
 	out := make(map[model.ThreadID][]model.Interval, len(by))
 	for th, l := range by {
-		out[th] = detectors.UnionInPlace(hostctx.MergeSorted(hostctx.MergeSorted(l.leaves, l.ops), l.apis))
+		out[th] = detectors.UnionInPlace(mergeSorted(mergeSorted(l.leaves, l.ops), l.apis))
 	}
 	return out
 }

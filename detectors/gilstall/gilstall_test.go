@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/tracedx/tracedx/detectors"
+	"github.com/tracedx/tracedx/detectors/internal/detectortest"
 	"github.com/tracedx/tracedx/internal/fixture"
 	"github.com/tracedx/tracedx/model"
 )
@@ -232,97 +233,62 @@ var cases = []struct {
 }
 
 // TestGILStallFindsPlanted runs the fixtures with a planted fault.
-func TestGILStallFindsPlanted(t *testing.T) { runCases(t, "planted") }
+func TestGILStallFindsPlanted(t *testing.T) { runCases(t, detectortest.Planted) }
 
 // TestGILStallQuietOnClean runs the clean fixtures: no finding.
-func TestGILStallQuietOnClean(t *testing.T) { runCases(t, "clean") }
+func TestGILStallQuietOnClean(t *testing.T) { runCases(t, detectortest.Clean) }
 
 // TestGILStallNotMeasurable runs the fixtures that lack the rule's inputs.
-func TestGILStallNotMeasurable(t *testing.T) { runCases(t, "not-measurable") }
+func TestGILStallNotMeasurable(t *testing.T) { runCases(t, detectortest.NotMeasurable) }
 
 func runCases(t *testing.T, kind string) {
-	n := 0
-	for _, c := range cases {
-		k := "planted"
-		switch {
-		case c.want.notMeas != "":
-			k = "not-measurable"
-		case c.want.quiet:
-			k = "clean"
+	cs := make([]detectortest.Case, len(cases))
+	for i, c := range cases {
+		n := 1
+		if c.want.quiet || c.want.notMeas != "" {
+			n = 0
 		}
-		if k != kind {
-			continue
+		cs[i] = detectortest.Case{Name: c.name, Build: c.build, NotMeasurable: c.want.notMeas, Findings: n}
+	}
+	detectortest.RunCases(t, Detector, kind, cs, func(t *testing.T, i int, fs []model.Finding) {
+		w := cases[i].want
+		f := fs[0]
+		t.Log(f.Message)
+		if f.Severity != w.sev || f.Confidence != w.conf || f.Rule != "gil-stall" || f.Layer != model.LayerScheduling {
+			t.Errorf("severity/confidence/rule/layer = %v/%v/%s/%s", f.Severity, f.Confidence, f.Rule, f.Layer)
 		}
-		n++
-		t.Run(c.name, func(t *testing.T) {
-			tr := c.build()
-			if err := tr.Validate(); err != nil {
-				t.Fatalf("fixture invalid: %v", err)
+		check := func(n string, v float64) {
+			t.Helper()
+			m, ok := f.Metric(n)
+			if !ok || m.Value != v {
+				t.Errorf("metric %s = %v (present %t), want %v", n, m.Value, ok, v)
 			}
-			res := detectors.Run(fixture.Set(tr), []*detectors.Detector{Detector}, detectors.Config{})
-			if len(res.Errors) > 0 {
-				t.Fatal(res.Errors)
+		}
+		check("stall_time", float64(w.stall))
+		check("gpu_idle_overlap", float64(w.overlap))
+		check("stalls", float64(w.stalls))
+		check("threads", float64(w.threads))
+		if m, _ := f.Metric("gpu_idle_overlap_share"); m.Num != float64(w.overlap) || m.Den != float64(w.span) {
+			t.Errorf("share = %v/%v, want %d/%d", m.Num, m.Den, w.overlap, w.span)
+		}
+		text := f.Message
+		for _, e := range f.Evidence {
+			text += "\n" + e.Note
+		}
+		if !strings.Contains(text, w.msg) {
+			t.Errorf("message and evidence %q lack %q", text, w.msg)
+		}
+		if len(f.Evidence) == 0 || len(f.Evidence) > 5 {
+			t.Errorf("evidence: %d entries", len(f.Evidence))
+		}
+		if w.firstEv != (model.Evidence{}) {
+			e := f.Evidence[0]
+			e.Note = ""
+			if e != w.firstEv {
+				t.Errorf("first evidence %+v, want %+v", e, w.firstEv)
 			}
-			w := c.want
-			if w.notMeas != "" {
-				if len(res.NotMeasurable) != 1 || !strings.Contains(res.NotMeasurable[0].Reason, w.notMeas) || len(res.Findings) != 0 {
-					t.Fatalf("want not measurable %q, got %+v / %+v", w.notMeas, res.NotMeasurable, res.Findings)
-				}
-				return
-			}
-			if len(res.NotMeasurable) != 0 {
-				t.Fatalf("unexpected not measurable: %+v", res.NotMeasurable)
-			}
-			if w.quiet {
-				if len(res.Findings) != 0 {
-					t.Fatalf("want quiet, got %+v", res.Findings)
-				}
-				return
-			}
-			if len(res.Findings) != 1 {
-				t.Fatalf("want 1 finding, got %+v", res.Findings)
-			}
-			f := res.Findings[0]
-			t.Log(f.Message)
-			if f.Severity != w.sev || f.Confidence != w.conf || f.Rule != "gil-stall" || f.Layer != model.LayerScheduling {
-				t.Errorf("severity/confidence/rule/layer = %v/%v/%s/%s", f.Severity, f.Confidence, f.Rule, f.Layer)
-			}
-			check := func(n string, v float64) {
-				t.Helper()
-				m, ok := f.Metric(n)
-				if !ok || m.Value != v {
-					t.Errorf("metric %s = %v (present %t), want %v", n, m.Value, ok, v)
-				}
-			}
-			check("stall_time", float64(w.stall))
-			check("gpu_idle_overlap", float64(w.overlap))
-			check("stalls", float64(w.stalls))
-			check("threads", float64(w.threads))
-			if m, _ := f.Metric("gpu_idle_overlap_share"); m.Num != float64(w.overlap) || m.Den != float64(w.span) {
-				t.Errorf("share = %v/%v, want %d/%d", m.Num, m.Den, w.overlap, w.span)
-			}
-			text := f.Message
-			for _, e := range f.Evidence {
-				text += "\n" + e.Note
-			}
-			if !strings.Contains(text, w.msg) {
-				t.Errorf("message and evidence %q lack %q", text, w.msg)
-			}
-			if len(f.Evidence) == 0 || len(f.Evidence) > 5 {
-				t.Errorf("evidence: %d entries", len(f.Evidence))
-			}
-			if w.firstEv != (model.Evidence{}) {
-				e := f.Evidence[0]
-				e.Note = ""
-				if e != w.firstEv {
-					t.Errorf("first evidence %+v, want %+v", e, w.firstEv)
-				}
-			}
-		})
-	}
-	if n == 0 {
-		t.Fatal("no fixtures of this kind")
-	}
+		}
+	})
 }
 
 // TestProcessScope checks that, with Nsight Systems correlation scopes, a
@@ -353,12 +319,6 @@ func TestProcessScope(t *testing.T) {
 	m, _ := res.Findings[0].Metric("gpu_idle_overlap_share")
 	if m.Num != float64(8*ms) || m.Den != float64(30*ms) {
 		t.Errorf("share %v/%v, want 8ms/30ms", m.Num, m.Den)
-	}
-}
-
-func TestRegistryShape(t *testing.T) {
-	if err := detectors.Validate([]*detectors.Detector{Detector}); err != nil {
-		t.Fatal(err)
 	}
 }
 

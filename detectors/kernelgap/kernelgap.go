@@ -8,7 +8,6 @@ import (
 	"gonum.org/v1/gonum/stat"
 
 	"github.com/tracedx/tracedx/detectors"
-	"github.com/tracedx/tracedx/detectors/internal/hostctx"
 	"github.com/tracedx/tracedx/model"
 )
 
@@ -157,7 +156,7 @@ func Analyze(t *model.Trace, minGap model.Duration) []DeviceGaps {
 type hostIndex struct {
 	t          *model.Trace
 	hasHost    bool
-	launchOf   *hostctx.CorrIndex // (scope, correlation) → APICalls index
+	launchOf   *detectors.CorrIndex // (scope, correlation) → APICalls index
 	perThread  map[model.ThreadID][]int32
 	syncs      map[model.ThreadID][]int32 // API calls that block: sync and blocking memcpy
 	commRanges []model.Interval           // host-side collective spans (any thread)
@@ -169,7 +168,7 @@ func newHostIndex(t *model.Trace) *hostIndex {
 	h := &hostIndex{t: t, hasHost: len(t.APICalls) > 0,
 		perThread: map[model.ThreadID][]int32{}, syncs: map[model.ThreadID][]int32{}, gil: map[model.ThreadID][]model.Interval{},
 		devLaunch: map[model.DeviceID]model.ThreadID{}}
-	h.launchOf = hostctx.IndexAPI(t, func(a *model.APICall) bool { return submitsWork(a.Class) })
+	h.launchOf = detectors.IndexAPI(t, func(a *model.APICall) bool { return submitsWork(a.Class) })
 	for i := range t.APICalls {
 		a := &t.APICalls[i]
 		switch a.Class {
@@ -183,7 +182,7 @@ func newHostIndex(t *model.Trace) *hostIndex {
 		if r.Kind == model.RangeGPUAnnotation {
 			continue
 		}
-		if isCommRange(t.Str(r.Name)) {
+		if model.IsCommRangeName(t.Str(r.Name)) {
 			comm = append(comm, model.Interval{Start: r.Start, End: r.End})
 		}
 	}
@@ -209,7 +208,7 @@ func newHostIndex(t *model.Trace) *hostIndex {
 	stride := max(1, len(t.Kernels)/20000)
 	for i := 0; i < len(t.Kernels); i += stride {
 		k := &t.Kernels[i]
-		if ai := h.launchOf.Lookup(hostctx.CorrKey{Scope: k.CorrScope, Corr: k.Correlation}); ai >= 0 {
+		if ai := h.launchOf.Lookup(detectors.CorrKey{Scope: k.CorrScope, Corr: k.Correlation}); ai >= 0 {
 			m := counts[k.Device]
 			if m == nil {
 				m = map[model.ThreadID]int{}
@@ -241,12 +240,6 @@ func submitsWork(c model.APIClass) bool {
 	return false
 }
 
-func isCommRange(name string) bool {
-	return strings.HasPrefix(name, "c10d::") || strings.HasPrefix(name, "nccl:") || strings.HasPrefix(name, "gloo:") ||
-		strings.HasPrefix(name, "rccl:") || name == "record_param_comms" || strings.HasPrefix(name, "ProcessGroupNCCL") ||
-		strings.HasPrefix(name, "torch.distributed")
-}
-
 func (h *hostIndex) mainLauncher(dev model.DeviceID) model.ThreadID {
 	if th, ok := h.devLaunch[dev]; ok {
 		return th
@@ -264,7 +257,7 @@ func (h *hostIndex) attribute(g *Gap, scope int32, corr int64, mainThread model.
 	t := h.t
 	launch := int32(-1)
 	if corr != 0 {
-		if ai := h.launchOf.Lookup(hostctx.CorrKey{Scope: scope, Corr: corr}); ai >= 0 {
+		if ai := h.launchOf.Lookup(detectors.CorrKey{Scope: scope, Corr: corr}); ai >= 0 {
 			launch = ai
 		}
 	}
@@ -391,7 +384,7 @@ func finding(t *model.Trace, dg DeviceGaps, minGap model.Duration, warnPct, errP
 	// Steady state: when the capture marks steps, the share of idle time
 	// inside them decides the severity, so that start-up and warm-up gaps do
 	// not dominate a CI gate.
-	steps := stepWindows(t, dg.Span)
+	steps := detectors.StepWindows(t, dg.Span)
 	sevPct := pct
 	var inGaps, stepSpan model.Duration
 	if len(steps) > 0 {
@@ -434,7 +427,7 @@ func finding(t *model.Trace, dg DeviceGaps, minGap model.Duration, warnPct, errP
 			{Name: "gap_count", Value: float64(len(dg.Gaps)), Unit: "count"},
 			{Name: "gap_total_ns", Value: float64(total), Unit: "ns"},
 			{Name: "span_ns", Value: float64(span), Unit: "ns"},
-			{Name: "gap_pct_of_span", Value: round2(pct), Unit: "%", Num: float64(total), Den: float64(span)},
+			{Name: "gap_pct_of_span", Value: detectors.Round2(pct), Unit: "%", Num: float64(total), Den: float64(span)},
 			{Name: "gap_p50_ns", Value: q(0.5), Unit: "ns"},
 			{Name: "gap_p90_ns", Value: q(0.9), Unit: "ns"},
 			{Name: "gap_p99_ns", Value: q(0.99), Unit: "ns"},
@@ -455,7 +448,7 @@ func finding(t *model.Trace, dg DeviceGaps, minGap model.Duration, warnPct, errP
 		f.Metrics = append(f.Metrics,
 			model.Metric{Name: c.String() + "_ns", Value: float64(d), Unit: "ns"},
 			model.Metric{Name: c.String() + "_count", Value: float64(dg.Count[c]), Unit: "count"},
-			model.Metric{Name: c.String() + "_pct_of_span", Value: round2(share), Unit: "%", Num: float64(d), Den: float64(span)})
+			model.Metric{Name: c.String() + "_pct_of_span", Value: detectors.Round2(share), Unit: "%", Num: float64(d), Den: float64(span)})
 		parts = append(parts, fmt.Sprintf("%s %s (%.1f%%, %d gaps)", c, d, share, dg.Count[c]))
 	}
 	what := "GPU"
@@ -469,7 +462,7 @@ func finding(t *model.Trace, dg DeviceGaps, minGap model.Duration, warnPct, errP
 		f.Metrics = append(f.Metrics,
 			model.Metric{Name: "in_steps_gap_ns", Value: float64(inGaps), Unit: "ns"},
 			model.Metric{Name: "in_steps_span_ns", Value: float64(stepSpan), Unit: "ns"},
-			model.Metric{Name: "in_steps_gap_pct", Value: round2(sevPct), Unit: "%", Num: float64(inGaps), Den: float64(stepSpan)})
+			model.Metric{Name: "in_steps_gap_pct", Value: detectors.Round2(sevPct), Unit: "%", Num: float64(inGaps), Den: float64(stepSpan)})
 		f.Message += fmt.Sprintf(" Inside the %d profiler steps (the steady state) the GPU was idle in these gaps for %s of %s (%.1f%%); the severity follows that share.",
 			len(steps), inGaps, stepSpan, sevPct)
 	}
@@ -517,23 +510,6 @@ func finding(t *model.Trace, dg DeviceGaps, minGap model.Duration, warnPct, errP
 	return f
 }
 
-// stepWindows returns the union of the trace's step ranges (ProfilerStep#N
-// and equivalents on CPU threads) clipped to the device span.
-func stepWindows(t *model.Trace, span model.Interval) []model.Interval {
-	var ivs []model.Interval
-	for i := range t.Ranges {
-		r := &t.Ranges[i]
-		if r.Kind != model.RangeStep || r.Thread == model.NoThread {
-			continue
-		}
-		s, e := max(r.Start, span.Start), min(r.End, span.End)
-		if e > s {
-			ivs = append(ivs, model.Interval{Start: s, End: e})
-		}
-	}
-	return detectors.Union(ivs)
-}
-
 func recommendation(c Cause) string {
 	switch c {
 	case CauseLaunch:
@@ -550,8 +526,4 @@ func recommendation(c Cause) string {
 		return "Re-capture with host-side tracing (torch.profiler with CPU activities, or nsys with --trace=cuda,nvtx,osrt) to learn why the GPU is idle."
 	}
 	return "Look at the largest gaps in the timeline: the next work was submitted in time but did not start (cross-stream or cross-device dependencies)."
-}
-
-func round2(x float64) float64 {
-	return float64(int64(x*100+0.5)) / 100
 }

@@ -6,8 +6,7 @@
 // operations (kind, bytes, source and destination memory kind), the API calls
 // that issued them (linked by correlation within its scope) and the device
 // table, so it works on Nsight Systems and Kineto imports alike. Times are
-// int64 ns, sizes bytes, bandwidths GB/s (1e9 bytes per second). Owned by the
-// host-stall detectors (issue 3).
+// int64 ns, sizes bytes, bandwidths GB/s (1e9 bytes per second).
 package memcpy
 
 const doc = `Finds memory copies that waste time in the steady state of a run:

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/tracedx/tracedx/detectors"
-	"github.com/tracedx/tracedx/detectors/internal/hostctx"
 	"github.com/tracedx/tracedx/model"
 )
 
@@ -104,18 +103,18 @@ func analyze(p *detectors.Pass, t *model.Trace) {
 		p.NotMeasurable("%s: no GPU activity (kernels or memory copies) in the capture; re-capture with nsys --trace=cuda or torch.profiler with ProfilerActivity.CUDA", t.Path)
 		return
 	}
-	span, ok := hostctx.HostSpan(t)
+	span, ok := detectors.HostSpan(t)
 	if !ok {
 		p.NotMeasurable("%s: the capture has no activity with a duration", t.Path)
 		return
 	}
-	steady, how := hostctx.Steady(t, span, int(p.Param("warmup_steps")), p.Param("warmup_pct"))
+	steady, how := detectors.Steady(t, span, int(p.Param("warmup_steps")), p.Param("warmup_pct"))
 	wall := steady.Len()
 	if wall <= 0 {
 		p.NotMeasurable("%s: the steady-state window (%s) is empty", t.Path, how)
 		return
 	}
-	apis := hostctx.IndexAPI(t, func(c *model.APICall) bool {
+	apis := detectors.IndexAPI(t, func(c *model.APICall) bool {
 		return c.Class == model.APIMemcpy || c.Class == model.APIMemset
 	})
 	syncName := map[model.StringID]bool{}
@@ -146,7 +145,7 @@ func analyze(p *detectors.Pass, t *model.Trace) {
 			continue
 		}
 		copies++
-		ai := apis.Lookup(hostctx.CorrKey{Scope: m.CorrScope, Corr: m.Correlation})
+		ai := apis.Lookup(detectors.CorrKey{Scope: m.CorrScope, Corr: m.Correlation})
 		sync := ai >= 0 && isSync(t.APICalls[ai].Name) && m.Kind != model.MemDtoD &&
 			!(m.Kind == model.MemHtoD && m.Bytes >= 0 && m.Bytes <= 64<<10)
 		pageable := m.Src == model.MemPageable || m.Dst == model.MemPageable
@@ -202,13 +201,13 @@ func analyze(p *detectors.Pass, t *model.Trace) {
 
 	if n := syncG.n; n > 0 {
 		blocked := syncG.api
-		share := hostctx.Pct(float64(blocked), float64(wall))
+		share := detectors.Pct(float64(blocked), float64(wall))
 		if sev, ok := sevOf(share); ok {
 			p.Report(model.Finding{
 				Severity: sev,
-				Title:    fmt.Sprintf("%d synchronous copies block the host %s (%s%% of wall time)", n, blocked, hostctx.FormatFloat(share)),
+				Title:    fmt.Sprintf("%d synchronous copies block the host %s (%s%% of wall time)", n, blocked, detectors.FormatFloat(share)),
 				Message: fmt.Sprintf("%d synchronous copies (%s) in the steady state (%s) block the host for %s, %s%% of %s wall time, moving %s.",
-					n, apiNames(t, syncG.names), how, blocked, hostctx.FormatFloat(share), wall, bytesText(syncG.bytes)),
+					n, apiNames(t, syncG.names), how, blocked, detectors.FormatFloat(share), wall, bytesText(syncG.bytes)),
 				Recommendation: "Copy from pinned memory with cudaMemcpyAsync on a stream (tensor.pin_memory() and .to(device, non_blocking=True); DataLoader(pin_memory=True)), and synchronise once where the result is needed.",
 				Metrics: []model.Metric{
 					{Name: "sync_copies", Value: float64(n), Unit: "count"},
@@ -223,13 +222,13 @@ func analyze(p *detectors.Pass, t *model.Trace) {
 	}
 
 	if n := pageG.n; n > 0 {
-		share := hostctx.Pct(float64(pageG.cost), float64(wall))
+		share := detectors.Pct(float64(pageG.cost), float64(wall))
 		if sev, ok := sevOf(share); ok {
 			p.Report(model.Finding{
 				Severity: sev,
-				Title:    fmt.Sprintf("%d copies touch pageable host memory (%s%% of wall time)", n, hostctx.FormatFloat(share)),
+				Title:    fmt.Sprintf("%d copies touch pageable host memory (%s%% of wall time)", n, detectors.FormatFloat(share)),
 				Message: fmt.Sprintf("%d copies touch pageable host memory in the steady state (%s): %s of copy time%s, %s%% of %s wall time, moving %s; the driver stages them through a pinned buffer, so an Async call waits for the copy and runs at a fraction of the link bandwidth.",
-					n, how, pageG.gpu, callText(pageG), hostctx.FormatFloat(share), wall, bytesText(pageG.bytes)),
+					n, how, pageG.gpu, callText(pageG), detectors.FormatFloat(share), wall, bytesText(pageG.bytes)),
 				Recommendation: "Allocate host buffers pinned (tensor.pin_memory(), DataLoader(pin_memory=True), cudaHostAlloc / cudaHostRegister) and copy with non_blocking=True / cudaMemcpyAsync.",
 				Metrics: []model.Metric{
 					{Name: "pageable_copies", Value: float64(n), Unit: "count"},
@@ -244,26 +243,26 @@ func analyze(p *detectors.Pass, t *model.Trace) {
 	}
 
 	if n := smallAll; n > 0 && float64(n) >= p.Param("small_min_count") {
-		share := hostctx.Pct(float64(smallG.cost), float64(wall))
+		share := detectors.Pct(float64(smallG.cost), float64(wall))
 		sev := model.SevInfo
 		if share >= warn {
 			sev = model.SevWarning
 		}
 		perStep := ""
 		if steps := stepsIn(t, steady); steps > 0 {
-			perStep = fmt.Sprintf(" (%s per step)", hostctx.FormatFloat(float64(n)/float64(steps)))
+			perStep = fmt.Sprintf(" (%s per step)", detectors.FormatFloat(float64(n)/float64(steps)))
 		}
 		msg := fmt.Sprintf("%d copies under %s in the steady state (%s)%s move %s in total, mean %s each",
 			n, bytesText(smallBytes), how, perStep, bytesText(smallBytesAll), bytesText(smallBytesAll/int64(n)))
 		switch {
 		case smallOtherG.n == 0:
 			msg += fmt.Sprintf("; they cost %s (%s of copy time%s), %s%% of %s wall time, almost all of it fixed per-copy overhead.",
-				smallG.cost, smallG.gpu, callText(smallG), hostctx.FormatFloat(share), wall)
+				smallG.cost, smallG.gpu, callText(smallG), detectors.FormatFloat(share), wall)
 		case smallG.n == 0:
 			msg += "; all of them are synchronous or pageable and reported as such."
 		default:
 			msg += fmt.Sprintf("; %d of them are synchronous or pageable and reported as such, the other %d cost %s (%s of copy time%s), %s%% of %s wall time, almost all of it fixed per-copy overhead.",
-				smallOtherG.n, smallG.n, smallG.cost, smallG.gpu, callText(smallG), hostctx.FormatFloat(share), wall)
+				smallOtherG.n, smallG.n, smallG.cost, smallG.gpu, callText(smallG), detectors.FormatFloat(share), wall)
 		}
 		ev := smallG.top
 		if len(ev) == 0 {
@@ -329,7 +328,7 @@ func checkBandwidth(p *detectors.Pass, t *model.Trace, k bwKey, g *group, how st
 		}
 		// A device copy reads and writes every byte: half the memory bandwidth.
 		want = memGBs / 2
-		basis = fmt.Sprintf("half of the %s GB/s device memory bandwidth", hostctx.FormatFloat(memGBs))
+		basis = fmt.Sprintf("half of the %s GB/s device memory bandwidth", detectors.FormatFloat(memGBs))
 	default:
 		want = hostGBs
 		switch {
@@ -349,18 +348,18 @@ func checkBandwidth(p *detectors.Pass, t *model.Trace, k bwKey, g *group, how st
 		return
 	}
 	got := float64(g.bytes) / float64(g.gpu) // bytes per ns = GB/s
-	pct := hostctx.Pct(got, want)
+	pct := detectors.Pct(got, want)
 	if pct >= p.Param("bw_min_pct") {
 		return
 	}
 	p.Report(model.Finding{
 		Severity: model.SevInfo,
 		Title: fmt.Sprintf("%s copies on device %d reach %s GB/s, %s%% of the ~%s GB/s expected",
-			k.kind, k.dev, hostctx.FormatFloat(got), hostctx.FormatFloat(pct), hostctx.FormatFloat(want)),
+			k.kind, k.dev, detectors.FormatFloat(got), detectors.FormatFloat(pct), detectors.FormatFloat(want)),
 		Confidence: model.Estimated,
 		Message: fmt.Sprintf("%d %s copies of at least %s on device %d reach %s GB/s in the steady state (%s), %s%% of the ~%s GB/s expected from %s.",
-			g.n, k.kind, bytesText(minBytes), k.dev, hostctx.FormatFloat(got), how, hostctx.FormatFloat(pct),
-			hostctx.FormatFloat(want), basis),
+			g.n, k.kind, bytesText(minBytes), k.dev, detectors.FormatFloat(got), how, detectors.FormatFloat(pct),
+			detectors.FormatFloat(want), basis),
 		Recommendation: "Check the link the GPU sits on (nvidia-smi -q: PCIe generation and width, NUMA affinity of the host buffer), copies that overlap other traffic on the same link, and copy engines shared with peer or collective traffic; for device copies, prefer fewer, larger and aligned copies.",
 		Metrics: []model.Metric{
 			{Name: "achieved_bandwidth", Value: got, Unit: "GB/s", Num: float64(g.bytes), Den: float64(g.gpu)},
@@ -441,7 +440,7 @@ func evidence(t *model.Trace, top []copyRec, what string) []model.Evidence {
 		note := fmt.Sprintf("%s %s copy of %s (%s -> %s) takes %s", what, m.Kind, bytesText(m.Bytes), m.Src, m.Dst, ivLen(m.Start, m.End))
 		if r.api >= 0 {
 			c := &t.APICalls[r.api]
-			tid = hostctx.TID(t, c.Thread)
+			tid = detectors.TID(t, c.Thread)
 			note += fmt.Sprintf("; %s takes %s", model.StripAPIVersion(t.Str(c.Name)), callLen(t, r))
 		}
 		ev = append(ev, model.Evidence{Rank: t.Rank, Device: m.Device, Stream: m.Stream, Thread: tid, Start: m.Start, End: m.End, Note: note})
@@ -457,11 +456,11 @@ func bytesText(b int64) string {
 	case b < 1<<10:
 		return fmt.Sprintf("%d B", b)
 	case b < 1<<20:
-		return hostctx.FormatFloat(float64(b)/(1<<10)) + " KiB"
+		return detectors.FormatFloat(float64(b)/(1<<10)) + " KiB"
 	case b < 1<<30:
-		return hostctx.FormatFloat(float64(b)/(1<<20)) + " MiB"
+		return detectors.FormatFloat(float64(b)/(1<<20)) + " MiB"
 	default:
-		return hostctx.FormatFloat(float64(b)/(1<<30)) + " GiB"
+		return detectors.FormatFloat(float64(b)/(1<<30)) + " GiB"
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/tracedx/tracedx/detectors"
+	"github.com/tracedx/tracedx/detectors/internal/detectortest"
 	"github.com/tracedx/tracedx/internal/fixture"
 	"github.com/tracedx/tracedx/model"
 )
@@ -211,95 +212,65 @@ var cases = []struct {
 }
 
 // TestMemcpyFindsPlanted runs the fixtures with a planted fault.
-func TestMemcpyFindsPlanted(t *testing.T) { runCases(t, "planted") }
+func TestMemcpyFindsPlanted(t *testing.T) { runCases(t, detectortest.Planted) }
 
 // TestMemcpyQuietOnClean runs the clean fixtures: no finding.
-func TestMemcpyQuietOnClean(t *testing.T) { runCases(t, "clean") }
+func TestMemcpyQuietOnClean(t *testing.T) { runCases(t, detectortest.Clean) }
 
 // TestMemcpyNotMeasurable runs the fixtures that lack the rule's inputs.
-func TestMemcpyNotMeasurable(t *testing.T) { runCases(t, "not-measurable") }
+func TestMemcpyNotMeasurable(t *testing.T) { runCases(t, detectortest.NotMeasurable) }
 
 func runCases(t *testing.T, kind string) {
-	n := 0
-	for _, c := range cases {
-		k := "planted"
-		switch {
-		case len(c.want) == 0 && c.notMeas != "":
-			k = "not-measurable"
-		case len(c.want) == 0 && c.notMeas == "":
-			k = "clean"
-		}
-		if k != kind {
-			continue
-		}
-		n++
-		t.Run(c.name, func(t *testing.T) {
-			tr := c.build()
-			if err := tr.Validate(); err != nil {
-				t.Fatalf("fixture invalid: %v", err)
-			}
-			res := detectors.Run(fixture.Set(tr), []*detectors.Detector{Detector}, detectors.Config{})
-			if len(res.Errors) > 0 {
-				t.Fatal(res.Errors)
-			}
-			if c.notMeas != "" {
-				if len(res.NotMeasurable) != 1 || !strings.Contains(res.NotMeasurable[0].Reason, c.notMeas) {
-					t.Fatalf("want not measurable %q, got %+v", c.notMeas, res.NotMeasurable)
-				}
-			} else if len(res.NotMeasurable) != 0 {
-				t.Fatalf("unexpected not measurable: %+v", res.NotMeasurable)
-			}
-			if len(res.Findings) != len(c.want) {
-				t.Fatalf("want %d findings, got %d: %+v", len(c.want), len(res.Findings), res.Findings)
-			}
-			// Titles carry the numbers; each kind of finding is told
-			// apart by the metric only it has.
-			kindMetric := map[string]string{
-				"Synchronous memory copies":              "sync_copies",
-				"Copies from or to pageable host memory": "pageable_copies",
-				"Many tiny memory copies":                "small_copies",
-				"Memory copies below expected bandwidth": "achieved_bandwidth",
-			}
-			byTitle := map[string]model.Finding{}
-			for _, f := range res.Findings {
-				for kind, metric := range kindMetric {
-					if _, ok := f.Metric(metric); ok {
-						byTitle[kind] = f
-					}
-				}
-			}
-			for i, w := range c.want {
-				f, ok := byTitle[w.title]
-				if !ok {
-					t.Fatalf("no finding %q", w.title)
-				}
-				t.Log(f.Message)
-				if f.Severity != w.sev || f.Confidence != w.conf || f.Rule != "memcpy" || f.Layer != model.LayerMemory {
-					t.Errorf("finding %d: %q %v %v %s %s", i, f.Title, f.Severity, f.Confidence, f.Rule, f.Layer)
-				}
-				for n, v := range w.metrics {
-					m, ok := f.Metric(n)
-					if !ok || m.Value != v {
-						t.Errorf("metric %s = %v (present %t), want %v", n, m.Value, ok, v)
-					}
-				}
-				if w.msg != "" && !strings.Contains(f.Message, w.msg) {
-					t.Errorf("message %q lacks %q", f.Message, w.msg)
-				}
-				if len(f.Evidence) != w.ev {
-					t.Errorf("evidence = %d, want %d", len(f.Evidence), w.ev)
-				}
-				for _, e := range f.Evidence {
-					if e.End <= e.Start || e.Device != 0 || e.Stream != 7 {
-						t.Errorf("bad evidence %+v", e)
-					}
-				}
-			}
-		})
+	cs := make([]detectortest.Case, len(cases))
+	for i, c := range cases {
+		cs[i] = detectortest.Case{Name: c.name, Build: c.build, NotMeasurable: c.notMeas, Findings: len(c.want)}
 	}
-	if n == 0 {
-		t.Fatal("no fixtures of this kind")
-	}
+	detectortest.RunCases(t, Detector, kind, cs, func(t *testing.T, i int, fs []model.Finding) {
+		c := cases[i]
+		// Titles carry the numbers; each kind of finding is told
+		// apart by the metric only it has.
+		kindMetric := map[string]string{
+			"Synchronous memory copies":              "sync_copies",
+			"Copies from or to pageable host memory": "pageable_copies",
+			"Many tiny memory copies":                "small_copies",
+			"Memory copies below expected bandwidth": "achieved_bandwidth",
+		}
+		byTitle := map[string]model.Finding{}
+		for _, f := range fs {
+			for kind, metric := range kindMetric {
+				if _, ok := f.Metric(metric); ok {
+					byTitle[kind] = f
+				}
+			}
+		}
+		for i, w := range c.want {
+			f, ok := byTitle[w.title]
+			if !ok {
+				t.Fatalf("no finding %q", w.title)
+			}
+			t.Log(f.Message)
+			if f.Severity != w.sev || f.Confidence != w.conf || f.Rule != "memcpy" || f.Layer != model.LayerMemory {
+				t.Errorf("finding %d: %q %v %v %s %s", i, f.Title, f.Severity, f.Confidence, f.Rule, f.Layer)
+			}
+			for n, v := range w.metrics {
+				m, ok := f.Metric(n)
+				if !ok || m.Value != v {
+					t.Errorf("metric %s = %v (present %t), want %v", n, m.Value, ok, v)
+				}
+			}
+			if w.msg != "" && !strings.Contains(f.Message, w.msg) {
+				t.Errorf("message %q lacks %q", f.Message, w.msg)
+			}
+			if len(f.Evidence) != w.ev {
+				t.Errorf("evidence = %d, want %d", len(f.Evidence), w.ev)
+			}
+			for _, e := range f.Evidence {
+				if e.End <= e.Start || e.Device != 0 || e.Stream != 7 {
+					t.Errorf("bad evidence %+v", e)
+				}
+			}
+		}
+	})
 }
 
 func TestExpectedTable(t *testing.T) {
@@ -332,12 +303,6 @@ func TestExpectedTable(t *testing.T) {
 	tr.Devices = []model.Device{{ID: 0, Name: "NVIDIA A100-SXM4-80GB", MemoryBandwidth: 2039e9}}
 	if _, m, _ := expected(tr, 0); m != 2039 {
 		t.Errorf("memory bandwidth %v, want 2039", m)
-	}
-}
-
-func TestRegistryShape(t *testing.T) {
-	if err := detectors.Validate([]*detectors.Detector{Detector}); err != nil {
-		t.Fatal(err)
 	}
 }
 

@@ -5,9 +5,6 @@
 //
 // Place in the pipeline: detectors/all registers it; it reads model.Bench
 // (filled by importers/nccltests) only. Units are those of nccl-tests: bytes,
-// microseconds, GB/s. The reference link table (fabric.go) is data: a policy
-// can replace it with SetTable or override the expected rate with the
-// expected_gbps parameter.
-//
-// Owner: the nccl-tests importer and detectors (issue 4).
+// microseconds, GB/s. The reference link table (fabric.go) is immutable
+// data; the expected_gbps parameter overrides the rate it gives.
 package ncclbw

@@ -28,9 +28,9 @@ type GPUFabric struct {
 	NIC string
 }
 
-// Table is the reference the detector compares against. Policies may
-// replace it (SetTable) or override single numbers with the expected_gbps
-// parameter.
+// Table is the reference the detector compares against. It is never
+// modified: each run builds its own with DefaultTable, and a user who knows
+// better sets the expected_gbps parameter.
 type Table struct {
 	Links map[string]Link
 	GPUs  []GPUFabric
@@ -106,19 +106,6 @@ func DefaultTable() Table {
 		},
 	}
 }
-
-var table = DefaultTable()
-
-// SetTable replaces the reference table (for policy files); it returns the
-// previous one.
-func SetTable(t Table) Table {
-	old := table
-	table = t
-	return old
-}
-
-// CurrentTable returns the table in use.
-func CurrentTable() Table { return table }
 
 // gpuFabric finds the entry for a GPU name.
 func (t Table) gpuFabric(gpu string) (GPUFabric, bool) {

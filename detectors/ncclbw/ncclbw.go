@@ -148,7 +148,7 @@ func run(p *detectors.Pass) error {
 	gapRatio := p.Param("gap_ratio")
 	smallBytes := int64(p.Param("small_bytes"))
 	latIntra, latInter := p.Param("latency_intra_us"), p.Param("latency_inter_us")
-	tbl := CurrentTable()
+	tbl := DefaultTable()
 	judged := 0
 	for _, t := range p.Set.Traces {
 		if t.Bench == nil {

@@ -5,8 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tracedx/tracedx/detectors/internal/nccltest"
-
 	"github.com/tracedx/tracedx/detectors"
 	"github.com/tracedx/tracedx/importers"
 	"github.com/tracedx/tracedx/importers/nccltests"
@@ -149,14 +147,9 @@ func TestInterNode(t *testing.T) {
 	if e.GBps != 50 {
 		t.Errorf("p4d expected %+v", e)
 	}
-	old := SetTable(Table{Links: map[string]Link{"x": {Name: "x", GBps: 10}}, GPUs: []GPUFabric{{Match: "h100", Intra: "x"}}})
-	defer SetTable(old)
-	e, ok = ExpectedFor(CurrentTable(), &model.BenchRun{Collective: "all_reduce", Ranks: 8, Nodes: 1, GPU: "NVIDIA H100 80GB HBM3"}, nil)
+	custom := Table{Links: map[string]Link{"x": {Name: "x", GBps: 10}}, GPUs: []GPUFabric{{Match: "h100", Intra: "x"}}}
+	e, ok = ExpectedFor(custom, &model.BenchRun{Collective: "all_reduce", Ranks: 8, Nodes: 1, GPU: "NVIDIA H100 80GB HBM3"}, nil)
 	if !ok || e.GBps != 10 {
 		t.Errorf("override table: %+v", e)
 	}
 }
-
-// TestCorpus runs the rule over every corpus log: no error, and every
-// finding carries numbers. With TRACEDX_SHOW=1 it prints them.
-func TestCorpus(t *testing.T) { nccltest.RunCorpus(t, Detector) }

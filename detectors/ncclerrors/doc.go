@@ -5,6 +5,4 @@
 //
 // Place in the pipeline: detectors/all registers it; it reads model.Bench
 // (filled by importers/nccltests) only.
-//
-// Owner: the nccl-tests importer and detectors (issue 4).
 package ncclerrors

@@ -4,8 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tracedx/tracedx/detectors/internal/nccltest"
-
 	"github.com/tracedx/tracedx/detectors"
 	"github.com/tracedx/tracedx/importers"
 	"github.com/tracedx/tracedx/importers/nccltests"
@@ -111,5 +109,3 @@ func TestPlanted(t *testing.T) {
 		}
 	}
 }
-
-func TestCorpus(t *testing.T) { nccltest.RunCorpus(t, Detector) }

@@ -5,8 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tracedx/tracedx/detectors/internal/nccltest"
-
 	"github.com/tracedx/tracedx/detectors"
 	"github.com/tracedx/tracedx/importers"
 	"github.com/tracedx/tracedx/importers/nccltests"
@@ -107,5 +105,3 @@ func TestNoInfo(t *testing.T) {
 		t.Error("no not-measurable note without INFO lines")
 	}
 }
-
-func TestCorpus(t *testing.T) { nccltest.RunCorpus(t, Detector) }

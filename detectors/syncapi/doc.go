@@ -5,7 +5,7 @@
 // Pipeline place: cmd → detectors/all → syncapi → model. It reads API calls,
 // CPU ranges (ops, NVTX, user annotations, steps) and GPU-side sync records
 // of the common model, so it works the same on Nsight Systems and Kineto
-// imports. Times are int64 ns. Owned by the host-stall detectors (issue 3).
+// imports. Times are int64 ns.
 package syncapi
 
 const doc = `Finds host threads that wait for the GPU in the steady state of a run:

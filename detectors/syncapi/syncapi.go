@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/tracedx/tracedx/detectors"
-	"github.com/tracedx/tracedx/detectors/internal/hostctx"
 	"github.com/tracedx/tracedx/model"
 )
 
@@ -113,7 +112,7 @@ type instance struct {
 	kind       syncKind
 	device     model.DeviceID
 	stream     model.StreamID
-	key        hostctx.CorrKey
+	key        detectors.CorrKey
 }
 
 func run(p *detectors.Pass) error {
@@ -136,12 +135,12 @@ func analyze(p *detectors.Pass, t *model.Trace) {
 		p.NotMeasurable("%s: no CUDA/HIP API calls or CPU operators in the capture; re-capture with nsys --trace=cuda or torch.profiler with ProfilerActivity.CPU and CUDA", name)
 		return
 	}
-	span, ok := hostctx.HostSpan(t)
+	span, ok := detectors.HostSpan(t)
 	if !ok {
 		p.NotMeasurable("%s: the capture has no host activity with a duration", name)
 		return
 	}
-	steady, how := hostctx.Steady(t, span, int(p.Param("warmup_steps")), p.Param("warmup_pct"))
+	steady, how := detectors.Steady(t, span, int(p.Param("warmup_steps")), p.Param("warmup_pct"))
 	wall := steady.Len()
 	if wall <= 0 {
 		p.NotMeasurable("%s: the steady-state window (%s) is empty", name, how)
@@ -169,7 +168,7 @@ func analyze(p *detectors.Pass, t *model.Trace) {
 		blocked += detectors.Total(detectors.Union(ivs))
 	}
 	blockedWall := detectors.Total(detectors.Union(all))
-	share := hostctx.Pct(float64(blockedWall), float64(wall))
+	share := detectors.Pct(float64(blockedWall), float64(wall))
 	var sev model.Severity
 	switch {
 	case share >= p.Param("warn_pct"):
@@ -213,7 +212,7 @@ func analyze(p *detectors.Pass, t *model.Trace) {
 		blockText = fmt.Sprintf("block host threads for %s of thread time, %s of wall time with a thread blocked", blocked, blockedWall)
 	}
 	msg := fmt.Sprintf("%d synchronising call(s) in the steady state (%s) %s, %s%% of %s wall time (%s); top call sites: %s.",
-		len(insts), how, blockText, hostctx.FormatFloat(share), wall, strings.Join(kinds, ", "), strings.Join(siteText, ", "))
+		len(insts), how, blockText, detectors.FormatFloat(share), wall, strings.Join(kinds, ", "), strings.Join(siteText, ", "))
 	if inferred {
 		msg += " The capture has no API calls: blocking time is the duration of operators known to synchronise."
 	}
@@ -221,7 +220,7 @@ func analyze(p *detectors.Pass, t *model.Trace) {
 	f := model.Finding{
 		Severity: sev,
 		Title: fmt.Sprintf("Host blocked %s in %d synchronising calls (%s%% of steady-state wall time)",
-			blockedWall, len(insts), hostctx.FormatFloat(share)),
+			blockedWall, len(insts), detectors.FormatFloat(share)),
 		Message:        msg,
 		Recommendation: recommendation(counts),
 		Confidence:     model.Measured,
@@ -259,7 +258,7 @@ const maxSites = 5
 
 // collect finds the blocking instances that start in the steady window.
 func collect(t *model.Trace, steady model.Interval, inferred bool) []instance {
-	parents := hostctx.Parents(t, model.RangeCPUOp, model.RangeNVTX, model.RangeUser)
+	parents := Parents(t, model.RangeCPUOp, model.RangeNVTX, model.RangeUser)
 	climb := func(ri int) int {
 		for ri >= 0 && t.Ranges[ri].Kind == model.RangeCPUOp && implOps[t.Str(t.Ranges[ri].Name)] && parents[ri] >= 0 {
 			ri = int(parents[ri])
@@ -296,7 +295,7 @@ func collect(t *model.Trace, steady model.Interval, inferred bool) []instance {
 		ok bool
 	}
 	cache := map[[2]uint32]cls{}
-	enc := hostctx.NewEncloser(t, model.RangeCPUOp, model.RangeNVTX, model.RangeUser)
+	enc := detectors.NewEncloser(t, model.RangeCPUOp, model.RangeNVTX, model.RangeUser)
 	lastEnd := map[model.ThreadID]model.Time{}
 	for i := range t.APICalls {
 		c := &t.APICalls[i]
@@ -321,7 +320,7 @@ func collect(t *model.Trace, steady model.Interval, inferred bool) []instance {
 		lastEnd[c.Thread] = c.End
 		site := climb(enc.Find(c.Thread, c.Start, c.End))
 		out = append(out, instance{start: c.Start, end: min(c.End, steady.End), thread: c.Thread, api: c.Name, site: int32(site), kind: cl.k,
-			device: model.NoDevice, stream: model.NoStream, key: hostctx.CorrKey{Scope: c.CorrScope, Corr: c.Correlation}})
+			device: model.NoDevice, stream: model.NoStream, key: detectors.CorrKey{Scope: c.CorrScope, Corr: c.Correlation}})
 	}
 	placeOnGPU(t, out)
 	return out
@@ -334,7 +333,7 @@ func placeOnGPU(t *model.Trace, insts []instance) {
 		dev    model.DeviceID
 		stream model.StreamID
 	}
-	want := map[hostctx.CorrKey]place{}
+	want := map[detectors.CorrKey]place{}
 	for i := range insts {
 		if insts[i].key.Corr != 0 {
 			want[insts[i].key] = place{model.NoDevice, model.NoStream}
@@ -345,14 +344,14 @@ func placeOnGPU(t *model.Trace, insts []instance) {
 	}
 	for i := range t.Syncs {
 		s := &t.Syncs[i]
-		k := hostctx.CorrKey{Scope: s.CorrScope, Corr: s.Correlation}
+		k := detectors.CorrKey{Scope: s.CorrScope, Corr: s.Correlation}
 		if _, ok := want[k]; ok {
 			want[k] = place{s.Device, s.Stream}
 		}
 	}
 	for i := range t.MemOps {
 		m := &t.MemOps[i]
-		k := hostctx.CorrKey{Scope: m.CorrScope, Corr: m.Correlation}
+		k := detectors.CorrKey{Scope: m.CorrScope, Corr: m.Correlation}
 		if _, ok := want[k]; ok {
 			want[k] = place{m.Device, m.Stream}
 		}
@@ -433,7 +432,7 @@ func evidence(t *model.Trace, insts []instance) []model.Evidence {
 		if in.site >= 0 && in.api != model.NoString {
 			note += " in " + t.Str(t.Ranges[in.site].Name)
 		}
-		ev = append(ev, model.Evidence{Rank: t.Rank, Device: in.device, Stream: in.stream, Thread: hostctx.TID(t, in.thread),
+		ev = append(ev, model.Evidence{Rank: t.Rank, Device: in.device, Stream: in.stream, Thread: detectors.TID(t, in.thread),
 			Start: in.start, End: in.end, Note: note})
 	}
 	return ev

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/tracedx/tracedx/detectors"
+	"github.com/tracedx/tracedx/detectors/internal/detectortest"
 	"github.com/tracedx/tracedx/internal/fixture"
 	"github.com/tracedx/tracedx/model"
 )
@@ -180,112 +181,71 @@ var cases = []struct {
 }
 
 // TestSyncAPIFindsPlanted runs the fixtures with a planted fault.
-func TestSyncAPIFindsPlanted(t *testing.T) { runCases(t, "planted") }
+func TestSyncAPIFindsPlanted(t *testing.T) { runCases(t, detectortest.Planted) }
 
 // TestSyncAPIQuietOnClean runs the clean fixtures: no finding.
-func TestSyncAPIQuietOnClean(t *testing.T) { runCases(t, "clean") }
+func TestSyncAPIQuietOnClean(t *testing.T) { runCases(t, detectortest.Clean) }
 
 // TestSyncAPINotMeasurable runs the fixtures that lack the rule's inputs.
-func TestSyncAPINotMeasurable(t *testing.T) { runCases(t, "not-measurable") }
+func TestSyncAPINotMeasurable(t *testing.T) { runCases(t, detectortest.NotMeasurable) }
 
 func runCases(t *testing.T, kind string) {
-	n := 0
-	for _, c := range cases {
-		k := "planted"
-		switch {
-		case c.want.notMeas != "":
-			k = "not-measurable"
-		case c.want.quiet:
-			k = "clean"
+	cs := make([]detectortest.Case, len(cases))
+	for i, c := range cases {
+		n := 1
+		if c.want.quiet || c.want.notMeas != "" {
+			n = 0
 		}
-		if k != kind {
-			continue
+		cs[i] = detectortest.Case{Name: c.name, Build: c.build, NotMeasurable: c.want.notMeas, Findings: n}
+	}
+	detectortest.RunCases(t, Detector, kind, cs, func(t *testing.T, i int, fs []model.Finding) {
+		w := cases[i].want
+		f := fs[0]
+		t.Log(f.Message)
+		if f.Severity != w.sev || f.Confidence != w.conf || f.Rule != "sync-api" || f.Layer != model.LayerScheduling {
+			t.Errorf("severity/confidence/rule/layer = %v/%v/%s/%s", f.Severity, f.Confidence, f.Rule, f.Layer)
 		}
-		n++
-		t.Run(c.name, func(t *testing.T) {
-			tr := c.build()
-			if err := tr.Validate(); err != nil {
-				t.Fatalf("fixture invalid: %v", err)
+		metric := func(n string) model.Metric {
+			m, ok := f.Metric(n)
+			if !ok {
+				t.Fatalf("metric %s missing", n)
 			}
-			res := detectors.Run(fixture.Set(tr), []*detectors.Detector{Detector}, detectors.Config{})
-			if len(res.Errors) > 0 {
-				t.Fatal(res.Errors)
+			return m
+		}
+		if got := metric("sync_calls").Value; got != float64(w.calls) {
+			t.Errorf("sync_calls = %v, want %d", got, w.calls)
+		}
+		if got := metric("blocked_time").Value; got != float64(w.blocked) {
+			t.Errorf("blocked_time = %v, want %d", got, w.blocked)
+		}
+		bw := w.bwall
+		if bw == 0 {
+			bw = w.blocked
+		}
+		sh := metric("blocked_share")
+		if sh.Num != float64(bw) || sh.Den != float64(w.wall) {
+			t.Errorf("blocked_share = %v/%v, want %d/%d", sh.Num, sh.Den, bw, w.wall)
+		}
+		if len(w.sites) > 0 {
+			i := strings.Index(f.Message, "top call sites: ")
+			if i < 0 || !strings.HasPrefix(f.Message[i+len("top call sites: "):], strings.Join(w.sites, ", ")) {
+				t.Errorf("message sites: %q, want %q", f.Message, w.sites)
 			}
-			w := c.want
-			if w.notMeas != "" {
-				if len(res.NotMeasurable) != 1 || !strings.Contains(res.NotMeasurable[0].Reason, w.notMeas) || len(res.Findings) != 0 {
-					t.Fatalf("want not measurable %q, got %+v / %d findings", w.notMeas, res.NotMeasurable, len(res.Findings))
-				}
-				return
+		}
+		if len(f.Evidence) != w.evidence {
+			t.Errorf("evidence = %d, want %d", len(f.Evidence), w.evidence)
+		}
+		if w.firstEv != (model.Evidence{}) {
+			e := f.Evidence[0]
+			e.Note = ""
+			if e != w.firstEv {
+				t.Errorf("first evidence = %+v, want %+v", e, w.firstEv)
 			}
-			if len(res.NotMeasurable) != 0 {
-				t.Fatalf("unexpected not measurable: %+v", res.NotMeasurable)
-			}
-			if w.quiet {
-				if len(res.Findings) != 0 {
-					t.Fatalf("want quiet, got %+v", res.Findings)
-				}
-				return
-			}
-			if len(res.Findings) != 1 {
-				t.Fatalf("want 1 finding, got %d: %+v", len(res.Findings), res.Findings)
-			}
-			f := res.Findings[0]
-			t.Log(f.Message)
-			if f.Severity != w.sev || f.Confidence != w.conf || f.Rule != "sync-api" || f.Layer != model.LayerScheduling {
-				t.Errorf("severity/confidence/rule/layer = %v/%v/%s/%s", f.Severity, f.Confidence, f.Rule, f.Layer)
-			}
-			metric := func(n string) model.Metric {
-				m, ok := f.Metric(n)
-				if !ok {
-					t.Fatalf("metric %s missing", n)
-				}
-				return m
-			}
-			if got := metric("sync_calls").Value; got != float64(w.calls) {
-				t.Errorf("sync_calls = %v, want %d", got, w.calls)
-			}
-			if got := metric("blocked_time").Value; got != float64(w.blocked) {
-				t.Errorf("blocked_time = %v, want %d", got, w.blocked)
-			}
-			bw := w.bwall
-			if bw == 0 {
-				bw = w.blocked
-			}
-			sh := metric("blocked_share")
-			if sh.Num != float64(bw) || sh.Den != float64(w.wall) {
-				t.Errorf("blocked_share = %v/%v, want %d/%d", sh.Num, sh.Den, bw, w.wall)
-			}
-			if len(w.sites) > 0 {
-				i := strings.Index(f.Message, "top call sites: ")
-				if i < 0 || !strings.HasPrefix(f.Message[i+len("top call sites: "):], strings.Join(w.sites, ", ")) {
-					t.Errorf("message sites: %q, want %q", f.Message, w.sites)
-				}
-			}
-			if len(f.Evidence) != w.evidence {
-				t.Errorf("evidence = %d, want %d", len(f.Evidence), w.evidence)
-			}
-			if w.firstEv != (model.Evidence{}) {
-				e := f.Evidence[0]
-				e.Note = ""
-				if e != w.firstEv {
-					t.Errorf("first evidence = %+v, want %+v", e, w.firstEv)
-				}
-			}
-			if f.Recommendation == "" {
-				t.Error("no recommendation")
-			}
-		})
-	}
-	if n == 0 {
-		t.Fatal("no fixtures of this kind")
-	}
-}
-
-func TestRegistryShape(t *testing.T) {
-	if err := detectors.Validate([]*detectors.Detector{Detector}); err != nil {
-		t.Fatal(err)
-	}
+		}
+		if f.Recommendation == "" {
+			t.Error("no recommendation")
+		}
+	})
 }
 
 // BenchmarkSyncAPI runs the rule on 1M API calls (launches with a stream

@@ -6,5 +6,5 @@
 //
 // Pipeline place: test only; nothing imports this package. It sits under
 // detectors/internal so that the detector packages themselves keep to their
-// one-way dependency on the model. Owned by the host-stall detectors (issue 3).
+// one-way dependency on the model.
 package e2e

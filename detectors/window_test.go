@@ -1,17 +1,16 @@
-package hostctx
+package detectors
 
 import (
 	"reflect"
 	"testing"
 
-	"github.com/tracedx/tracedx/detectors"
 	"github.com/tracedx/tracedx/internal/fixture"
 	"github.com/tracedx/tracedx/model"
 )
 
 func iv(s, e float64) model.Interval { return model.Interval{Start: fixture.US(s), End: fixture.US(e)} }
 
-func TestEncloserAndParents(t *testing.T) {
+func TestEncloser(t *testing.T) {
 	b := fixture.New("x.json", model.FormatKineto)
 	th := b.Thread(1, "main")
 	other := b.Thread(2, "other")
@@ -48,14 +47,6 @@ func TestEncloserAndParents(t *testing.T) {
 	if got := name(e.Find(other, fixture.US(5), fixture.US(6))); got != "aten::mm" {
 		t.Errorf("other thread: %s", got)
 	}
-	par := Parents(tr, model.RangeCPUOp, model.RangeNVTX)
-	for i := range tr.Ranges {
-		want := map[string]string{"step": "-", "aten::item": "step", "aten::_local_scalar_dense": "aten::item", "frame": "-",
-			"aten::add": "step", "aten::mm": "-"}[name(i)]
-		if got := name(int(par[i])); got != want {
-			t.Errorf("parent of %s = %s, want %s", name(i), got, want)
-		}
-	}
 }
 
 func TestSteady(t *testing.T) {
@@ -87,13 +78,9 @@ func TestSteady(t *testing.T) {
 }
 
 func TestUnionInPlaceAndCorrIndex(t *testing.T) {
-	got := detectors.UnionInPlace([]model.Interval{iv(5, 6), iv(0, 2), iv(1, 3), iv(3, 4), iv(7, 7)})
+	got := UnionInPlace([]model.Interval{iv(5, 6), iv(0, 2), iv(1, 3), iv(3, 4), iv(7, 7)})
 	if want := []model.Interval{iv(0, 4), iv(5, 6)}; !reflect.DeepEqual(got, want) {
 		t.Errorf("union %v, want %v", got, want)
-	}
-	merged := MergeSorted([]model.Interval{iv(0, 1), iv(4, 5)}, []model.Interval{iv(2, 3), iv(4, 6), iv(7, 8)})
-	if want := []model.Interval{iv(0, 1), iv(2, 3), iv(4, 5), iv(4, 6), iv(7, 8)}; !reflect.DeepEqual(merged, want) {
-		t.Errorf("merge %v, want %v", merged, want)
 	}
 	tr := model.NewTrace("x", model.FormatNsys)
 	for _, c := range []struct {
@@ -103,8 +90,8 @@ func TestUnionInPlaceAndCorrIndex(t *testing.T) {
 		tr.APICalls = append(tr.APICalls, model.APICall{CorrScope: c.scope, Correlation: c.corr, Class: model.APIMemcpy})
 	}
 	x := IndexAPI(tr, func(*model.APICall) bool { return true })
-	if x.Len() != 4 {
-		t.Fatalf("len %d", x.Len())
+	if len(x.keys) != 4 {
+		t.Fatalf("len %d", len(x.keys))
 	}
 	for i, c := range tr.APICalls {
 		want := int32(i)
@@ -117,30 +104,5 @@ func TestUnionInPlaceAndCorrIndex(t *testing.T) {
 	}
 	if x.Lookup(CorrKey{3, 5}) != -1 {
 		t.Error("found a missing key")
-	}
-}
-
-func TestGPUsScoped(t *testing.T) {
-	b := fixture.New("x.sqlite", model.FormatNsys).Process(200, "other")
-	a := b.Thread(1, "a")
-	o := b.ThreadIn(200, 1, "o")
-	b.Kernel(0, 7, "k", 0, 10, a, 0)
-	b.Kernel(0, 7, "k", 20, 30, a, 0)
-	b.Kernel(1, 7, "k", 5, 25, o, 0)
-	b.T.Kernels[0].CorrScope, b.T.Kernels[1].CorrScope, b.T.Kernels[2].CorrScope = 100, 100, 200
-	tr := b.Build()
-	g := NewGPUs(tr)
-	if !g.Scoped {
-		t.Fatal("not scoped")
-	}
-	v := g.For(100)
-	if v == nil || v.Span != iv(0, 30) || !reflect.DeepEqual(v.Idle, []model.Interval{iv(10, 20)}) || v.FirstDevice() != 0 {
-		t.Errorf("process 100: %+v", v)
-	}
-	if v := g.For(200); v == nil || len(v.Idle) != 0 || v.FirstDevice() != 1 {
-		t.Errorf("process 200: %+v", v)
-	}
-	if g.For(300) != nil {
-		t.Error("process 300 has GPUs")
 	}
 }
