@@ -13,10 +13,6 @@ import (
 	"github.com/tracedx/tracedx/internal/pipeline"
 )
 
-func init() {
-	extraCommands = append(extraCommands, func(g *globalOpts) *cobra.Command { return newDiffCmd(g, nil) })
-}
-
 // diffOptions are the flags of `tracedx diff`.
 type diffOptions struct {
 	Base, Candidate []string

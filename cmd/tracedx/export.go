@@ -16,10 +16,6 @@ import (
 	"github.com/tracedx/tracedx/model"
 )
 
-func init() {
-	extraCommands = append(extraCommands, func(g *globalOpts) *cobra.Command { return newExportCmd(g, nil) })
-}
-
 // exportOptions are the flags of `tracedx export`.
 type exportOptions struct {
 	Files       []string
