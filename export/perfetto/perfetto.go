@@ -16,10 +16,10 @@ const Schema = "tracedx.perfetto/v1"
 
 // Options adjusts what is written.
 type Options struct {
-	// Window, when set, keeps only events whose [start, end] intersects it
+	// Range, when set, keeps only events whose [start, end] intersects it
 	// (closed bounds, on the set's clock). Process and thread names are
 	// always written.
-	Window *model.Interval
+	Range *model.Interval
 	// Findings are drawn on the "tracedx findings" track (those with evidence).
 	Findings []model.Finding
 	// NoFlows leaves out the launch → kernel flow arrows.
@@ -75,13 +75,13 @@ func Origin(set *model.TraceSet) int64 {
 
 // Write writes set as Chrome trace-event JSON to w.
 func Write(w io.Writer, set *model.TraceSet, opts Options) error {
-	e := &encoder{w: bufio.NewWriterSize(w, 1<<16), win: opts.Window}
+	e := &encoder{w: bufio.NewWriterSize(w, 1<<16), win: opts.Range}
 	if !opts.Absolute {
 		e.origin = Origin(set)
 	}
 	e.header(set)
 	lay := layout(set)
-	findings := placeFindings(set, opts.Findings, opts.Window)
+	findings := placeFindings(set, opts.Findings, opts.Range)
 	findingsPid := lay.next
 	e.metadata(lay)
 	if len(findings.slices) > 0 {

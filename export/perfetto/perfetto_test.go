@@ -267,7 +267,7 @@ func TestAround(t *testing.T) {
 		t.Fatal(err, f)
 	}
 	full := write(t, set, Options{Findings: findings})
-	small := write(t, set, Options{Findings: findings, Window: &win})
+	small := write(t, set, Options{Findings: findings, Range: &win})
 	if len(small)*20 > len(full) {
 		t.Errorf("window output %d bytes, full %d: not small", len(small), len(full))
 	}
