@@ -1193,7 +1193,7 @@ func (p *parser) finish() {
 	// Kineto writes epoch µs, or µs relative to an epoch base.
 	t.Clock.EpochKnown = p.hasBase || (p.haveTS && p.minTS > 1e17)
 	if p.hasWindow {
-		t.Window = p.window
+		t.Capture = p.window
 	}
 
 	// Devices: those with activity, described by deviceProperties.

@@ -62,7 +62,7 @@ func WriteFile(path string, t *model.Trace, l Layout) error {
 // frames, API calls with ac2g flows to the GPU ops sharing their
 // correlation, kernels (NCCL ones with the collective args of the
 // matching kernel Collective), copies, sets, cuda_sync records, GPU
-// annotations, process/thread metadata and, when t.Window is set, the
+// annotations, process/thread metadata and, when t.Capture is set, the
 // profiler span. A CPU-side Collective annotates the record_param_comms
 // range with the same start and end, or becomes one on the first thread.
 // Devices with Kind DeviceAccel get mtia_ccp_events / mtia_runtime records.
@@ -262,8 +262,8 @@ func (g *gen) run() {
 		for i := range t.MemEvents {
 			see(t.MemEvents[i].Time)
 		}
-		if t.Window.Start != 0 {
-			see(t.Window.Start)
+		if t.Capture.Start != 0 {
+			see(t.Capture.Start)
 		}
 		if min > 0 {
 			g.base = min / quarter * quarter
@@ -761,7 +761,7 @@ func (g *gen) events() {
 
 	// Block 6: the capture span.
 	block = nil
-	if t.Window != (model.Interval{}) {
+	if t.Capture != (model.Interval{}) {
 		spans := "Spans"
 		if legacy {
 			spans = "Traces"
@@ -769,14 +769,14 @@ func (g *gen) events() {
 		o := g.event("X", "Trace", "PyTorch Profiler (0)")
 		o.str("pid", spans)
 		o.str("tid", "PyTorch Profiler")
-		g.ts(o, t.Window.Start)
-		g.dur(o, t.Window.Start, t.Window.End)
+		g.ts(o, t.Capture.Start)
+		g.dur(o, t.Capture.Start, t.Capture.End)
 		o.raw("args", `{"Op count": 0}`)
 		block = append(block, o.bytes())
 		o = g.event("i", "", "Record Window End")
 		o.str("pid", "")
 		o.str("tid", "")
-		g.ts(o, t.Window.End)
+		g.ts(o, t.Capture.End)
 		o.str("s", "g")
 		block = append(block, o.bytes())
 	}
@@ -795,8 +795,8 @@ func (g *gen) metadata() [][]byte {
 		out = append(out, o.bytes())
 	}
 	var t0 model.Time
-	if t.Window.Start != 0 {
-		t0 = t.Window.Start
+	if t.Capture.Start != 0 {
+		t0 = t.Capture.Start
 	}
 	procName := "python3"
 	for _, p := range t.Processes {
