@@ -11,6 +11,7 @@ import (
 
 	"github.com/klauspost/compress/gzip"
 
+	"github.com/tracedx/tracedx/internal/tracejson"
 	"github.com/tracedx/tracedx/model"
 )
 
@@ -99,46 +100,20 @@ func (o *obj) key(k string) {
 	if len(o.b) > 0 {
 		o.b = append(o.b, ", "...)
 	}
-	o.b = appendStr(o.b, k)
+	o.b = tracejson.AppendString(o.b, k)
 	o.b = append(o.b, ": "...)
 }
-func (o *obj) str(k, v string)       { o.key(k); o.b = appendStr(o.b, v) }
+func (o *obj) str(k, v string)       { o.key(k); o.b = tracejson.AppendString(o.b, v) }
 func (o *obj) int(k string, v int64) { o.key(k); o.b = strconv.AppendInt(o.b, v, 10) }
 func (o *obj) raw(k, v string)       { o.key(k); o.b = append(o.b, v...) }
 func (o *obj) bytes() []byte         { return append(append([]byte{'{'}, o.b...), '}') }
 
-func appendStr(b []byte, s string) []byte {
-	b = append(b, '"')
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == '"' || c == '\\':
-			b = append(b, '\\', c)
-		case c == '\n':
-			b = append(b, '\\', 'n')
-		case c == '\t':
-			b = append(b, '\\', 't')
-		case c < 0x20:
-			b = append(b, fmt.Sprintf("\\u%04x", c)...)
-		default:
-			b = append(b, c)
-		}
-	}
-	return append(b, '"')
-}
-
 // appendMicros writes ns as µs with 3 decimals (or as an integer when ints).
 func appendMicros(b []byte, ns int64, ints bool) []byte {
-	if ns < 0 {
-		b = append(b, '-')
-		ns = -ns
-	}
-	b = strconv.AppendInt(b, ns/1000, 10)
 	if ints {
-		return b
+		return tracejson.AppendWholeMicros(b, ns)
 	}
-	f := ns % 1000
-	return append(b, '.', byte('0'+f/100), byte('0'+f/10%10), byte('0'+f%10))
+	return tracejson.AppendMicros(b, ns)
 }
 
 func (g *gen) ts(o *obj, ns model.Time) {
@@ -334,7 +309,7 @@ func (g *gen) header() {
 			}
 		}
 	}
-	add("traceName", string(appendStr(nil, "libkineto_activities_1.json")))
+	add("traceName", string(tracejson.AppendString(nil, "libkineto_activities_1.json")))
 	add("displayTimeUnit", `"ms"`)
 	if g.l.TS == RelativeBase {
 		add("baseTimeNanoseconds", strconv.FormatInt(g.base, 10))
@@ -345,7 +320,7 @@ func (g *gen) header() {
 		} else {
 			g.w.WriteString("  ")
 		}
-		g.w.Write(appendStr(nil, kv[0]))
+		g.w.Write(tracejson.AppendString(nil, kv[0]))
 		g.w.WriteString(": ")
 		g.w.WriteString(kv[1])
 		if !g.l.HeaderAfter {
@@ -801,7 +776,7 @@ func (g *gen) metadata() [][]byte {
 	procName := "python3"
 	for _, p := range t.Processes {
 		pid := strconv.FormatInt(p.PID, 10)
-		meta("process_name", pid, "0", t0, `{"name": `+string(appendStr(nil, p.Name))+`}`)
+		meta("process_name", pid, "0", t0, `{"name": `+string(tracejson.AppendString(nil, p.Name))+`}`)
 		meta("process_labels", pid, "0", t0, `{"labels": "CPU"}`)
 		meta("process_sort_index", pid, "0", t0, `{"sort_index": `+pid+`}`)
 		if procName == "python3" && p.Name != "" {
@@ -827,8 +802,8 @@ func (g *gen) metadata() [][]byte {
 		if d.Kind == model.DeviceAccel {
 			label = "MTIA " + pid
 		}
-		meta("process_name", pid, "0", t0, `{"name": `+string(appendStr(nil, procName))+`}`)
-		meta("process_labels", pid, "0", t0, `{"labels": `+string(appendStr(nil, label))+`}`)
+		meta("process_name", pid, "0", t0, `{"name": `+string(tracejson.AppendString(nil, procName))+`}`)
+		meta("process_labels", pid, "0", t0, `{"labels": `+string(tracejson.AppendString(nil, label))+`}`)
 		meta("process_sort_index", pid, "0", t0, `{"sort_index": `+strconv.FormatInt(5000000+int64(d.ID), 10)+`}`)
 		var ss []model.StreamID
 		for s := range streams[d.ID] {
@@ -842,7 +817,7 @@ func (g *gen) metadata() [][]byte {
 				name = strings.TrimSpace(name)
 				tid = `"` + name + `"`
 			}
-			meta("thread_name", pid, tid, t0, `{"name": `+string(appendStr(nil, name))+`}`)
+			meta("thread_name", pid, tid, t0, `{"name": `+string(tracejson.AppendString(nil, name))+`}`)
 		}
 	}
 	for _, th := range t.Threads {
@@ -853,7 +828,7 @@ func (g *gen) metadata() [][]byte {
 		if g.l.Legacy {
 			tid = `"` + tid + `"`
 		}
-		meta("thread_name", strconv.FormatInt(th.PID, 10), tid, t0, `{"name": `+string(appendStr(nil, th.Name))+`}`)
+		meta("thread_name", strconv.FormatInt(th.PID, 10), tid, t0, `{"name": `+string(tracejson.AppendString(nil, th.Name))+`}`)
 	}
 	return out
 }
