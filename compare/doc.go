@@ -4,15 +4,16 @@
 // `tracedx diff BASE CANDIDATE` prints.
 //
 // Place in the pipeline: pipeline (import + detectors) → two model.Reports
-// (and optionally their TraceSets, for step durations) → Compare → Result →
-// Render (text, md, json, junit). It reads reports; it never re-runs
-// detectors or touches importers.
+// (and optionally their TraceSets, for step durations) → Compare → Result,
+// which export/diffreport renders (text, md, json, junit). It reads reports;
+// it never re-runs detectors, touches importers or formats output.
 //
 // What is compared:
 //   - headline quantities: span (longest device span), total GPU busy time,
 //     total idle time, total kernel-gap time (kernel-gap findings' gap_total_ns
-//     metrics) and step time (a step-latency finding's p50 metric when there
-//     is one, else the median ProfilerStep / step range duration of the set);
+//     metrics) and step time (the median ProfilerStep / step range duration
+//     of the set; a finding of StepRule with metric StepMetric takes
+//     precedence, reserved for a step-latency rule that does not exist yet);
 //   - per-kernel time (name, count, total, delta, percent);
 //   - per-device class times (compute, communication, memory, idle);
 //   - findings new in the candidate and resolved since the base, matched by

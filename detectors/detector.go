@@ -54,15 +54,12 @@ type Config struct {
 	Disabled map[string]bool
 	// Severity overrides a rule's severity (all of its findings).
 	Severity map[string]model.Severity
-	// Window is the breakdown definition in use ("trace" or "hta").
-	Window string
 }
 
 // Pass is what a detector's Run receives.
 type Pass struct {
 	Det    *Detector
 	Set    *model.TraceSet
-	Window string
 	params map[string]float64
 
 	findings []model.Finding
@@ -139,7 +136,7 @@ func Run(set *model.TraceSet, list []*Detector, cfg Config) Result {
 				Reason: fmt.Sprintf("the input has none of what this rule needs (%s)", strings.Join(names, ", "))}
 			continue
 		}
-		p := &Pass{Det: d, Set: set, Window: cfg.Window, params: map[string]float64{}}
+		p := &Pass{Det: d, Set: set, params: map[string]float64{}}
 		for _, prm := range d.Params {
 			p.params[prm.Name] = prm.Default
 		}

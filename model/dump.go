@@ -26,7 +26,7 @@ func (t *Trace) Dump(w io.Writer) error {
 	}
 
 	p("trace %s format=%s producer=%s rank=%d world=%d\n", q(filepath.Base(t.Path)), t.Format, q(t.Producer), t.Rank, t.WorldSize)
-	p("clock origin=%d epoch=%t window=[%d,%d]\n", t.Clock.Origin, t.Clock.EpochKnown, t.Window.Start, t.Window.End)
+	p("clock origin=%d epoch=%t window=[%d,%d]\n", t.Clock.Origin, t.Clock.EpochKnown, t.Capture.Start, t.Capture.End)
 	p("capabilities %s\n", t.Caps.String())
 	for _, n := range t.Caps.Notes {
 		p("note %s\n", q(n))

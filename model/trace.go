@@ -77,9 +77,9 @@ type Trace struct {
 	Rank      int    // NoRank when unknown
 	WorldSize int    // 0 when unknown
 	Clock     Clock
-	// Window is the capture window when the file records it (zero otherwise).
-	Window Interval
-	Caps   Capabilities
+	// Capture is the capture window when the file records it (zero otherwise).
+	Capture Interval
+	Caps    Capabilities
 
 	Strings   StringTable
 	Devices   []Device
@@ -246,9 +246,9 @@ func (t *Trace) Shift(d Duration) {
 	for i := range t.MemEvents {
 		t.MemEvents[i].Time += dt
 	}
-	if t.Window != (Interval{}) {
-		t.Window.Start += dt
-		t.Window.End += dt
+	if t.Capture != (Interval{}) {
+		t.Capture.Start += dt
+		t.Capture.End += dt
 	}
 }
 

@@ -205,7 +205,7 @@ func (v *validator) check() {
 		prev = m.Time
 		v.thread("memory", i, m.Thread, false)
 	}
-	if t.Window.End < t.Window.Start {
+	if t.Capture.End < t.Capture.Start {
 		v.fail("window ends before it starts")
 	}
 	if t.Bench != nil {

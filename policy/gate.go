@@ -7,27 +7,9 @@ import (
 	"github.com/tracedx/tracedx/model"
 )
 
-// GateResult is the outcome of one gate condition on one report.
-type GateResult struct {
-	// Condition is the gate as text ("gpu.idle_pct <= 20"); Name its label.
-	Condition string
-	Name      string
-	Metric    string
-	// Measured is the deciding sample: the violating one farthest outside
-	// the limit when the gate failed, else the one closest to the limit.
-	Measured float64
-	// Scope names the sample's device, finding or run ("" report-wide).
-	Scope string
-	// Limit is the limit Measured was compared with.
-	Limit float64
-	// Measurable is false when the report has no sample of the metric.
-	Measurable bool
-	Passed     bool
-	// Skipped is true for an optional gate whose metric is not measurable.
-	Skipped bool
-	Message string
-	Line    int
-}
+// GateResult is the outcome of one gate condition on one report; the type
+// lives in model so that renderers (JUnit) need not import policy.
+type GateResult = model.GateResult
 
 // Evaluate checks every gate against r. A gate whose metric has no sample is
 // not measurable: it fails (message "not measurable"), unless it is optional,

@@ -38,8 +38,10 @@ type analyzeOptions struct {
 }
 
 // analyzeFormats are report formats rendered by the CLI itself rather than by
-// package export (they need the policy and the rule list): "junit".
-var analyzeFormats = map[string]func(opts *analyzeOptions, w io.Writer, r *model.Report) error{}
+// package export (they need the policy and the rule list).
+var analyzeFormats = map[string]func(opts *analyzeOptions, w io.Writer, r *model.Report) error{
+	"junit": renderJUnit,
+}
 
 // reportFormats lists every --format value of analyze.
 func reportFormats() []string {
@@ -86,14 +88,9 @@ ticket-ready Markdown report and --format json the versioned JSON report.`,
 	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(reportFormats(), cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("fail-on", cobra.FixedCompletions([]string{"info", "warning", "error", "none"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("window", cobra.FixedCompletions([]string{"trace", "hta"}, cobra.ShellCompDirectiveNoFileComp))
-	for _, hook := range analyzeFlagHooks {
-		hook(cmd, opts)
-	}
+	addPolicyFlags(cmd, opts)
 	return cmd
 }
-
-// analyzeFlagHooks let other files add flags to analyze (e.g. --policy).
-var analyzeFlagHooks []func(cmd *cobra.Command, opts *analyzeOptions)
 
 // detectorConfig builds the detector configuration from --param and --disable.
 func detectorConfig(params, disable []string) (detectors.Config, error) {

@@ -27,10 +27,6 @@ import (
 	"github.com/tracedx/tracedx/policy"
 )
 
-func init() {
-	extraCommands = append(extraCommands, func(g *globalOpts) *cobra.Command { return newBatchCmd(g, nil) })
-}
-
 // batchOptions are the flags of `tracedx batch`.
 type batchOptions struct {
 	Inputs      []string

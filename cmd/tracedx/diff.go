@@ -10,12 +10,9 @@ import (
 
 	"github.com/tracedx/tracedx/compare"
 	"github.com/tracedx/tracedx/export"
+	"github.com/tracedx/tracedx/export/diffreport"
 	"github.com/tracedx/tracedx/internal/pipeline"
 )
-
-func init() {
-	extraCommands = append(extraCommands, func(g *globalOpts) *cobra.Command { return newDiffCmd(g, nil) })
-}
 
 // diffOptions are the flags of `tracedx diff`.
 type diffOptions struct {
@@ -61,7 +58,7 @@ busy time grew by more than PCT percent.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVarP(&opts.Format, "format", "f", "text", "output format: "+strings.Join(compare.Formats, ", "))
+	f.StringVarP(&opts.Format, "format", "f", "text", "output format: "+strings.Join(diffreport.Formats, ", "))
 	f.StringVarP(&opts.Output, "output", "o", "", "write the diff to FILE (atomically) instead of stdout")
 	f.Float64Var(&opts.FailPct, "fail-on-regression", 0, "exit 1 when span, step time or GPU busy time grew by more than PCT percent (0 = off)")
 	f.Float64Var(&opts.MinOverlap, "min-overlap", compare.DefaultMinOverlap, "kernel-name overlap (Jaccard, 0..1) below which the runs are reported as not comparable")
@@ -70,7 +67,7 @@ busy time grew by more than PCT percent.`,
 	f.StringArrayVar(&opts.Params, "param", nil, "override a rule parameter, RULE.PARAM=VALUE (repeatable)")
 	f.StringArrayVar(&opts.Disable, "disable", nil, "do not run this rule (repeatable)")
 	f.IntVar(&opts.MaxWarnings, "max-warnings", 1000, "import warnings kept per file")
-	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(compare.Formats, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(diffreport.Formats, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 
@@ -87,11 +84,11 @@ func splitList(s string) []string {
 
 func runDiff(g *globalOpts, opts *diffOptions) error {
 	okFormat := false
-	for _, f := range compare.Formats {
+	for _, f := range diffreport.Formats {
 		okFormat = okFormat || f == opts.Format
 	}
 	if !okFormat && opts.Format != "markdown" {
-		return usageError("--format %q: want one of %s", opts.Format, strings.Join(compare.Formats, ", "))
+		return usageError("--format %q: want one of %s", opts.Format, strings.Join(diffreport.Formats, ", "))
 	}
 	if opts.FailPct < 0 {
 		return usageError("--fail-on-regression %g: want a percentage >= 0", opts.FailPct)
@@ -138,7 +135,7 @@ func runDiff(g *globalOpts, opts *diffOptions) error {
 		minOverlap = -1 // 0 turns the check off
 	}
 	res := compare.Compare(base, cand, compare.Options{MinOverlap: minOverlap, FailPct: opts.FailPct})
-	write := func(w io.Writer) error { return compare.Render(w, res, opts.Format) }
+	write := func(w io.Writer) error { return diffreport.Render(w, res, opts.Format) }
 	if opts.Output != "" && opts.Output != "-" {
 		if err := export.WriteFileAtomic(opts.Output, write); err != nil {
 			return fmt.Errorf("writing %s: %w", opts.Output, err)

@@ -16,10 +16,6 @@ import (
 	"github.com/tracedx/tracedx/model"
 )
 
-func init() {
-	extraCommands = append(extraCommands, func(g *globalOpts) *cobra.Command { return newExportCmd(g, nil) })
-}
-
 // exportOptions are the flags of `tracedx export`.
 type exportOptions struct {
 	Files       []string
@@ -27,7 +23,7 @@ type exportOptions struct {
 	Output      string
 	Around      string
 	Pad         string // a Go duration; "" = the default padding
-	Window      string // START_NS:END_NS
+	Range       string // START_NS:END_NS
 	InputFormat string
 	NoFindings  bool
 	NoFlows     bool
@@ -54,11 +50,11 @@ file per rank) for other tools.
 
 --around RULE[#N][@E] keeps only the events around a finding's evidence (the
 N-th finding of RULE, its E-th evidence window, padded by --pad), small enough
-to attach to a ticket; --window START_NS:END_NS picks the window by hand.`,
+to attach to a ticket; --range START_NS:END_NS picks the time range by hand.`,
 		Example: `  tracedx export trace.json.gz --to parquet -o timeline/
   tracedx export run.sqlite --to perfetto -o run.perfetto.json
   tracedx export trace.json --to perfetto --around kernel-gap -o gap.json
-  tracedx export trace.json --to arrow --window 1700000000000000000:1700000000050000000 -o slice/`,
+  tracedx export trace.json --to arrow --range 1700000000000000000:1700000000050000000 -o slice/`,
 		Args: minArgs(1, "at least one input FILE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Files = args
@@ -73,7 +69,12 @@ to attach to a ticket; --window START_NS:END_NS picks the window by hand.`,
 	f.StringVarP(&opts.Output, "output", "o", "", "output directory (parquet, arrow) or file (perfetto; - for stdout)")
 	f.StringVar(&opts.Around, "around", "", "keep only events around a finding: RULE, RULE#N (N-th finding of RULE) or RULE#N@E (its E-th evidence)")
 	f.StringVar(&opts.Pad, "pad", "", "padding on each side of the --around evidence window, e.g. 2ms (default: half its length, at least 100µs)")
-	f.StringVar(&opts.Window, "window", "", "keep only events intersecting START_NS:END_NS (on the trace clock)")
+	f.StringVar(&opts.Range, "range", "", "keep only events intersecting START_NS:END_NS (on the trace clock)")
+	// --window was this flag's name before --window came to mean the
+	// breakdown definition everywhere else; kept as a hidden alias.
+	f.StringVar(&opts.Range, "window", "", "deprecated spelling of --range")
+	_ = f.MarkHidden("window")
+	_ = f.MarkDeprecated("window", "use --range START_NS:END_NS")
 	f.StringVar(&opts.InputFormat, "input-format", "", "force the input format instead of sniffing: kineto, nsys, nccl-tests")
 	f.BoolVar(&opts.NoFindings, "no-findings", false, "perfetto: do not run the detectors nor draw findings")
 	f.BoolVar(&opts.NoFlows, "no-flows", false, "perfetto: leave out launch → kernel flow arrows")
@@ -94,14 +95,14 @@ func runExport(g *globalOpts, opts *exportOptions) error {
 	if opts.To != "perfetto" && (opts.Output == "" || opts.Output == "-") {
 		return usageError("export --to %s: -o DIR is required (one file per table is written there)", opts.To)
 	}
-	if opts.Around != "" && opts.Window != "" {
-		return usageError("export: give --around or --window, not both")
+	if opts.Around != "" && opts.Range != "" {
+		return usageError("export: give --around or --range, not both")
 	}
 	var win *model.Interval
-	if opts.Window != "" {
-		iv, err := timeline.ParseWindow(opts.Window)
+	if opts.Range != "" {
+		iv, err := timeline.ParseRange(opts.Range)
 		if err != nil {
-			return usageError("--window: %v", err)
+			return usageError("--range: %v", err)
 		}
 		win = &iv
 	}
@@ -144,7 +145,7 @@ func runExport(g *globalOpts, opts *exportOptions) error {
 
 	if opts.To == "perfetto" {
 		write := func(w io.Writer) error {
-			return perfetto.Write(w, set, perfetto.Options{Window: win, Findings: findings, NoFlows: opts.NoFlows, Absolute: opts.Absolute})
+			return perfetto.Write(w, set, perfetto.Options{Range: win, Findings: findings, NoFlows: opts.NoFlows, Absolute: opts.Absolute})
 		}
 		if opts.Output == "" || opts.Output == "-" {
 			return write(g.Stdout)
@@ -161,7 +162,7 @@ func runExport(g *globalOpts, opts *exportOptions) error {
 	if opts.To == "arrow" {
 		format = timeline.Arrow
 	}
-	files, err := timeline.WriteDir(opts.Output, set, format, timeline.Options{Window: win})
+	files, err := timeline.WriteDir(opts.Output, set, format, timeline.Options{Range: win})
 	if err != nil {
 		return err
 	}

@@ -98,15 +98,17 @@ func TestExportCmdParquetAndArrow(t *testing.T) {
 	if tbl.NumRows() != 2000 {
 		t.Errorf("kernels.parquet has %d rows", tbl.NumRows())
 	}
-	// A window keeps only what intersects it.
-	out := filepath.Join(dir, "window")
-	code, _, stderr := runCLI("export", in, "--to", "arrow", "-o", out, "--window", "0:1000")
-	if code != 0 || !strings.Contains(stderr, "kernels.arrow (1 rows)") {
-		t.Errorf("window: exit %d: %s", code, stderr)
+	// A range keeps only what intersects it; --window is its deprecated alias.
+	for _, flag := range []string{"--range", "--window"} {
+		out := filepath.Join(dir, "range"+flag)
+		code, _, stderr := runCLI("export", in, "--to", "arrow", "-o", out, flag, "0:1000")
+		if code != 0 || !strings.Contains(stderr, "kernels.arrow (1 rows)") {
+			t.Errorf("%s: exit %d: %s", flag, code, stderr)
+		}
 	}
 	// --around with a 1ms pad: the 5ms gap and about ten kernels on each side.
-	out = filepath.Join(dir, "around")
-	code, _, stderr = runCLI("export", in, "--to", "parquet", "-o", out, "--around", "kernel-gap", "--pad", "1ms")
+	out := filepath.Join(dir, "around")
+	code, _, stderr := runCLI("export", in, "--to", "parquet", "-o", out, "--around", "kernel-gap", "--pad", "1ms")
 	var rows int
 	if i := strings.Index(stderr, "kernels.parquet ("); i >= 0 {
 		fmt.Sscanf(stderr[i+len("kernels.parquet ("):], "%d", &rows)
@@ -194,9 +196,9 @@ func TestExportCmdPerfettoAround(t *testing.T) {
 		{"export", in, "-o", filepath.Join(dir, "x")},                                   // no --to
 		{"export", in, "--to", "csv", "-o", filepath.Join(dir, "x")},                    // bad --to
 		{"export", in, "--to", "parquet"},                                               // no -o
-		{"export", in, "--to", "perfetto", "--around", "kernel-gap", "--window", "1:2"}, // both
+		{"export", in, "--to", "perfetto", "--around", "kernel-gap", "--range", "1:2"},  // both
 		{"export", in, "--to", "perfetto", "--around", "no-such-rule", "-o", small},     // unknown finding
-		{"export", in, "--to", "perfetto", "--window", "5:1", "-o", small},              // bad window
+		{"export", in, "--to", "perfetto", "--range", "5:1", "-o", small},               // bad range
 		{"export", filepath.Join(dir, "missing.json"), "--to", "perfetto", "-o", small}, // missing input
 	} {
 		if code, _, stderr := runCLI(args...); code != 2 || stderr == "" {

@@ -154,8 +154,8 @@ func infoAsText(g *globalOpts, t *model.Trace, validated bool, vErr error) {
 		}
 	}
 	fmt.Fprintf(w, "rank:         %s\n", rank)
-	if t.Window.End > t.Window.Start {
-		fmt.Fprintf(w, "window:       %s\n", model.Duration(t.Window.End-t.Window.Start))
+	if t.Capture.End > t.Capture.Start {
+		fmt.Fprintf(w, "window:       %s\n", model.Duration(t.Capture.End-t.Capture.Start))
 	}
 	fmt.Fprintf(w, "capabilities: %s\n", orDash(strings.Join(t.Caps.Names(), ", ")))
 	fmt.Fprintf(w, "missing:      %s\n", orDash(strings.Join(t.Caps.Missing(), ", ")))

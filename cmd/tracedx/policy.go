@@ -15,12 +15,8 @@ import (
 	"github.com/tracedx/tracedx/policy"
 )
 
-// This file adds --policy and --junit to `tracedx analyze` through its hooks.
-func init() {
-	analyzeFlagHooks = append(analyzeFlagHooks, addPolicyFlags)
-	analyzeFormats["junit"] = renderJUnit
-}
-
+// addPolicyFlags adds --policy and --junit to `tracedx analyze`: the policy
+// adjusts the detector configuration and gates the report.
 func addPolicyFlags(cmd *cobra.Command, opts *analyzeOptions) {
 	var policyPath, junitPath string
 	f := cmd.Flags()

@@ -114,24 +114,17 @@ condition, a diff regression); 2 bad input or usage.`,
 		return usageError("%v (see '%s --help')", err, c.CommandPath())
 	})
 	root.SetVersionTemplate("{{.Name}} {{.Version}}\n")
+	// The whole command tree, in one place.
 	root.AddCommand(
 		newAnalyzeCmd(g, nil),
+		newBatchCmd(g, nil),
+		newDiffCmd(g, nil),
+		newExportCmd(g, nil),
 		newInfoCmd(g, nil),
 		newRulesCmd(g),
 		newVersionCmd(g),
 	)
-	addCommands(root, g)
 	return root
-}
-
-// extraCommands are registered by other files of this package (batch, diff,
-// export), one line each in their init functions.
-var extraCommands []func(g *globalOpts) *cobra.Command
-
-func addCommands(root *cobra.Command, g *globalOpts) {
-	for _, mk := range extraCommands {
-		root.AddCommand(mk(g))
-	}
 }
 
 // exactArgs is cobra.ExactArgs with exit code 2 and a clear message.

@@ -93,7 +93,7 @@ func run(p *detectors.Pass) error {
 				{Name: "api_calls", Value: float64(len(t.APICalls)), Unit: "count"},
 				{Name: "missing_kinds", Value: float64(len(gaps)), Unit: "count"},
 			},
-			Evidence:       []model.Evidence{{Rank: t.Rank, Device: model.NoDevice, Stream: model.NoStream, Thread: -1, Start: t.Window.Start, End: t.Window.End, Note: baseName(t.Path)}},
+			Evidence:       []model.Evidence{{Rank: t.Rank, Device: model.NoDevice, Stream: model.NoStream, Thread: -1, Start: t.Capture.Start, End: t.Capture.End, Note: baseName(t.Path)}},
 			Recommendation: "Re-capture with the missing sources enabled (see `tracedx rules explain trace-health`).",
 		})
 	}

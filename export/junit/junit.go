@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/tracedx/tracedx/model"
-	"github.com/tracedx/tracedx/policy"
 )
 
 // Never is a fail-on level above every severity: no finding fails.
@@ -60,7 +60,7 @@ type Options struct {
 
 // FromReport builds the suite of one input (or one job) from its report and
 // the policy's gate results (may be nil).
-func FromReport(name string, r *model.Report, gates []policy.GateResult, opts Options) Suite {
+func FromReport(name string, r *model.Report, gates []model.GateResult, opts Options) Suite {
 	s := Suite{Name: name}
 	if len(r.Inputs) > 0 {
 		in := r.Inputs[0]
@@ -127,7 +127,7 @@ func FromReport(name string, r *model.Report, gates []policy.GateResult, opts Op
 			c.Skipped = g.Message
 		case !g.Passed:
 			c.Failure = &Problem{Type: "gate", Message: g.Message, Text: fmt.Sprintf("condition: %s\nmeasured: %s%s\nlimit: %s\n",
-				g.Condition, measuredText(g), scopeText(g.Scope), policy.FormatValue(g.Limit))}
+				g.Condition, measuredText(g), scopeText(g.Scope), formatValue(g.Limit))}
 		default:
 			c.SystemOut = g.Message + "\n"
 		}
@@ -142,11 +142,14 @@ func ErrorSuite(name, errText string) Suite {
 		Error: &Problem{Type: "input", Message: firstLine(errText), Text: errText}}}}
 }
 
-func measuredText(g policy.GateResult) string {
+// formatValue formats a number in its shortest exact form (as policy messages do).
+func formatValue(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+
+func measuredText(g model.GateResult) string {
 	if !g.Measurable {
 		return "not measurable"
 	}
-	return policy.FormatValue(g.Measured)
+	return formatValue(g.Measured)
 }
 
 func scopeText(s string) string {
@@ -182,7 +185,7 @@ func findingsText(fs []*model.Finding) string {
 	for _, f := range fs {
 		fmt.Fprintf(&b, "[%s] %s: %s\n", f.Severity, f.Title, f.Message)
 		for _, m := range f.Metrics {
-			fmt.Fprintf(&b, "  metric %s = %s %s\n", m.Name, policy.FormatValue(m.Value), m.Unit)
+			fmt.Fprintf(&b, "  metric %s = %s %s\n", m.Name, formatValue(m.Value), m.Unit)
 		}
 		for _, e := range f.Evidence {
 			fmt.Fprintf(&b, "  evidence rank %d device %d stream %d thread %d [%d, %d) ns", e.Rank, e.Device, e.Stream, e.Thread, e.Start, e.End)

@@ -6,8 +6,8 @@ import (
 	"math"
 	"sort"
 	"strconv"
-	"unicode/utf8"
 
+	"github.com/tracedx/tracedx/internal/tracejson"
 	"github.com/tracedx/tracedx/model"
 )
 
@@ -16,10 +16,10 @@ const Schema = "tracedx.perfetto/v1"
 
 // Options adjusts what is written.
 type Options struct {
-	// Window, when set, keeps only events whose [start, end] intersects it
+	// Range, when set, keeps only events whose [start, end] intersects it
 	// (closed bounds, on the set's clock). Process and thread names are
 	// always written.
-	Window *model.Interval
+	Range *model.Interval
 	// Findings are drawn on the "tracedx findings" track (those with evidence).
 	Findings []model.Finding
 	// NoFlows leaves out the launch → kernel flow arrows.
@@ -75,13 +75,13 @@ func Origin(set *model.TraceSet) int64 {
 
 // Write writes set as Chrome trace-event JSON to w.
 func Write(w io.Writer, set *model.TraceSet, opts Options) error {
-	e := &encoder{w: bufio.NewWriterSize(w, 1<<16), win: opts.Window}
+	e := &encoder{w: bufio.NewWriterSize(w, 1<<16), win: opts.Range}
 	if !opts.Absolute {
 		e.origin = Origin(set)
 	}
 	e.header(set)
 	lay := layout(set)
-	findings := placeFindings(set, opts.Findings, opts.Window)
+	findings := placeFindings(set, opts.Findings, opts.Range)
 	findingsPid := lay.next
 	e.metadata(lay)
 	if len(findings.slices) > 0 {
@@ -158,7 +158,7 @@ func (e *encoder) str(key, v string) {
 	e.b = append(e.b, ',', '"')
 	e.b = append(e.b, key...)
 	e.b = append(e.b, '"', ':')
-	e.b = appendString(e.b, v)
+	e.b = tracejson.AppendString(e.b, v)
 }
 
 func (e *encoder) int(key string, v int64) {
@@ -173,12 +173,12 @@ func (e *encoder) ts(key string, ns int64) {
 	e.b = append(e.b, ',', '"')
 	e.b = append(e.b, key...)
 	e.b = append(e.b, '"', ':')
-	e.b = appendMicros(e.b, ns-e.origin)
+	e.b = tracejson.AppendMicros(e.b, ns-e.origin)
 }
 
 func (e *encoder) dur(ns int64) {
 	e.b = append(e.b, `,"dur":`...)
-	e.b = appendMicros(e.b, ns)
+	e.b = tracejson.AppendMicros(e.b, ns)
 }
 
 // args opens the args object; fields then go through arg* and closeArgs ends it.
@@ -192,21 +192,21 @@ func (e *encoder) argSep() {
 
 func (e *encoder) argStr(key, v string) {
 	e.argSep()
-	e.b = appendString(e.b, key)
+	e.b = tracejson.AppendString(e.b, key)
 	e.b = append(e.b, ':')
-	e.b = appendString(e.b, v)
+	e.b = tracejson.AppendString(e.b, v)
 }
 
 func (e *encoder) argInt(key string, v int64) {
 	e.argSep()
-	e.b = appendString(e.b, key)
+	e.b = tracejson.AppendString(e.b, key)
 	e.b = append(e.b, ':')
 	e.b = strconv.AppendInt(e.b, v, 10)
 }
 
 func (e *encoder) argDims(key string, d [3]int32) {
 	e.argSep()
-	e.b = appendString(e.b, key)
+	e.b = tracejson.AppendString(e.b, key)
 	e.b = append(e.b, ':', '[')
 	for i, v := range d {
 		if i > 0 {
@@ -241,13 +241,13 @@ func (e *encoder) slice(pid int, tid int64, name, cat string, start, end int64, 
 
 func (e *encoder) header(set *model.TraceSet) {
 	e.b = append(e.b[:0], `{"displayTimeUnit":"ns","otherData":{"tool":"tracedx","schema":`...)
-	e.b = appendString(e.b, Schema)
+	e.b = tracejson.AppendString(e.b, Schema)
 	e.b = append(e.b, `,"inputs":[`...)
 	for i, t := range set.Traces {
 		if i > 0 {
 			e.b = append(e.b, ',')
 		}
-		e.b = appendString(e.b, t.Path)
+		e.b = tracejson.AppendString(e.b, t.Path)
 	}
 	e.b = append(e.b, ']')
 	if e.origin != 0 {
@@ -710,68 +710,4 @@ func (e *encoder) flows(t *model.Trace, tl *traceLayout) {
 		m := &t.MemOps[i]
 		link(m.CorrScope, m.Correlation, m.Device, m.Stream, m.Start, m.End)
 	}
-}
-
-// appendMicros writes ns as microseconds with exactly three decimals.
-func appendMicros(b []byte, ns int64) []byte {
-	u := uint64(ns)
-	if ns < 0 {
-		b = append(b, '-')
-		u = uint64(-ns) // two's complement: correct for MinInt64 too
-	}
-	b = strconv.AppendUint(b, u/1000, 10)
-	f := u % 1000
-	return append(b, '.', byte('0'+f/100), byte('0'+f/10%10), byte('0'+f%10))
-}
-
-const hexDigits = "0123456789abcdef"
-
-// appendString writes s as a JSON string; invalid UTF-8 becomes U+FFFD.
-func appendString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, `\u202`...)
-			b = append(b, hexDigits[r&0xf])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }

@@ -263,7 +263,7 @@ func TestMoreTables(t *testing.T) {
 	}
 }
 
-func TestWindowAndOffsets(t *testing.T) {
+func TestRangeAndOffsets(t *testing.T) {
 	set := sampleSet()
 	set.Offsets[1] = 1000 // rank 1 runs 1µs later on the set clock
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
@@ -272,7 +272,7 @@ func TestWindowAndOffsets(t *testing.T) {
 	// [35µs, 45µs] catches relu_kernel of both ranks only; rank 1's sgemm
 	// ends at 31µs on the set clock, outside.
 	win := &model.Interval{Start: 35000, End: 45000}
-	n, err := WriteTable(&buf, set, TableKernels, Arrow, Options{Allocator: mem, Window: win})
+	n, err := WriteTable(&buf, set, TableKernels, Arrow, Options{Allocator: mem, Range: win})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -411,21 +411,21 @@ func benchWrite(b *testing.B, f Format) {
 	b.ReportMetric(float64(rows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
 }
 
-// FuzzParseWindow checks that ParseWindow never panics and that what it
+// FuzzParseRange checks that ParseRange never panics and that what it
 // accepts is a well-ordered window that prints back to itself.
-func FuzzParseWindow(f *testing.F) {
+func FuzzParseRange(f *testing.F) {
 	for _, s := range []string{"0:1", "1700000000000000000:1700000000050000000", "-5:5", "5:1", ":", "a:b", " 1 : 2 "} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		iv, err := ParseWindow(s)
+		iv, err := ParseRange(s)
 		if err != nil {
 			return
 		}
 		if iv.End < iv.Start {
 			t.Fatalf("%q → inverted %v", s, iv)
 		}
-		again, err := ParseWindow(fmt.Sprintf("%d:%d", iv.Start, iv.End))
+		again, err := ParseRange(fmt.Sprintf("%d:%d", iv.Start, iv.End))
 		if err != nil || again != iv {
 			t.Fatalf("%q → %v → %v, %v", s, iv, again, err)
 		}

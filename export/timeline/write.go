@@ -40,9 +40,9 @@ const DefaultBatchRows = 64 * 1024
 
 // Options adjusts what is written.
 type Options struct {
-	// Window, when set, keeps only rows whose [start, end] intersects it
+	// Range, when set, keeps only rows whose [start, end] intersects it
 	// (closed bounds, on the set's clock: trace time plus the set offset).
-	Window *model.Interval
+	Range *model.Interval
 	// BatchRows is the number of rows per record batch (DefaultBatchRows when 0).
 	BatchRows int
 	// Allocator allocates Arrow buffers (memory.DefaultAllocator when nil).
@@ -105,7 +105,7 @@ type batcher struct {
 }
 
 func newBatcher(set *model.TraceSet, tab *table, opts Options) *batcher {
-	b := &batcher{tab: tab, schema: tab.schema(), mem: opts.Allocator, srcs: sourcesOf(set), win: opts.Window}
+	b := &batcher{tab: tab, schema: tab.schema(), mem: opts.Allocator, srcs: sourcesOf(set), win: opts.Range}
 	b.dicts = make([]arrow.Array, len(tab.cols))
 	b.remap = make([][][]int32, len(tab.cols))
 	for c := range tab.cols {

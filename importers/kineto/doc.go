@@ -38,7 +38,7 @@
 // APICall (runtime, driver, accel); kernel/Kernel and mtia_ccp_events →
 // Kernel (MTIA devices get DeviceAccel); gpu_memcpy/Memcpy,
 // gpu_memset/Memset → MemOp; cuda_sync → SyncEvent; [memory] instants →
-// MemEvent; the Trace span → Window; NCCL/RCCL kernels and
+// MemEvent; the Trace span → Capture; NCCL/RCCL kernels and
 // record_param_comms with collective args → Collective. cuda_profiler_range
 // records (CUPTI range-profiler mode: one per kernel, counters in args) are
 // kept as GPU annotations on their (device, stream) lane, with a Caps note;

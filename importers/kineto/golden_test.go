@@ -79,7 +79,7 @@ func gpuTrace(dev model.DeviceID, vendor, devName, launch, copyAPI string) *mode
 		model.MemEvent{Time: fixture.US(3), Bytes: 4096, Addr: 0x7f0000001000, TotalAllocated: 4096, TotalReserved: 2 << 20, Thread: main, Device: dev},
 		model.MemEvent{Time: fixture.US(150), Bytes: -4096, Addr: 0x7f0000001000, TotalAllocated: 0, TotalReserved: 2 << 20, Thread: main, Device: dev},
 		model.MemEvent{Time: fixture.US(151), Bytes: 64, Addr: 0x1000, TotalAllocated: 64, TotalReserved: -1, Thread: main, Device: model.NoDevice})
-	t.Window = model.Interval{Start: 0, End: fixture.US(200)}
+	t.Capture = model.Interval{Start: 0, End: fixture.US(200)}
 	t.Processes = []model.Process{{PID: 100, Name: "python3.10"}}
 	t.Meta["nccl_version"] = "2.21.5"
 	t.Shift(model.Duration(epoch0))
@@ -125,7 +125,7 @@ func mtiaTrace() *model.Trace {
 		t.APICalls[len(t.APICalls)-1].Name = t.Intern("launchKernel")
 		t.APICalls[len(t.APICalls)-1].Source = model.APIAccel
 	}
-	t.Window = model.Interval{Start: 0, End: fixture.US(60)}
+	t.Capture = model.Interval{Start: 0, End: fixture.US(60)}
 	t.Shift(model.Duration(epoch0))
 	t.Finalize()
 	return t
@@ -142,7 +142,7 @@ func cpuOnlyTrace() *model.Trace {
 	b.Range(th, model.RangeStep, "ProfilerStep#551", 0, 100)
 	b.Range(th, model.RangeUser, "gloo:all_reduce", 10, 40)
 	b.Range(th, model.RangeCPUOp, "c10d::allreduce_", 11, 39)
-	t.Window = model.Interval{Start: 0, End: fixture.US(100)}
+	t.Capture = model.Interval{Start: 0, End: fixture.US(100)}
 	t.Shift(model.Duration(epoch0))
 	t.Finalize()
 	return t

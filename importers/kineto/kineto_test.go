@@ -206,7 +206,7 @@ func TestGzipAsync(t *testing.T) {
 // doubled appends a copy of t's GPU and API records shifted after its end.
 func doubled(t *model.Trace) *model.Trace {
 	n := *t
-	d := t.Window.End - t.Window.Start + 1000
+	d := t.Capture.End - t.Capture.Start + 1000
 	n.Kernels = append(append([]model.Kernel(nil), t.Kernels...), t.Kernels...)
 	for i := len(t.Kernels); i < len(n.Kernels); i++ {
 		n.Kernels[i].Start += d
@@ -222,7 +222,7 @@ func doubled(t *model.Trace) *model.Trace {
 		n.Ranges[i].Start += d
 		n.Ranges[i].End += d
 	}
-	n.Window.End += d
+	n.Capture.End += d
 	return &n
 }
 

@@ -42,7 +42,7 @@ func (b *builder) finish() {
 	b.linkFlows()
 	b.relinkExternalIDs()
 	if b.hasBase {
-		t.Shift(model.Duration(b.base)) // t.Window is still unset here
+		t.Shift(model.Duration(b.base)) // t.Capture is still unset here
 		if b.hasWindow {
 			b.window.Start += model.Time(b.base)
 			b.window.End += model.Time(b.base)
@@ -51,7 +51,7 @@ func (b *builder) finish() {
 	// Kineto writes epoch µs, or µs relative to an epoch base.
 	t.Clock.EpochKnown = b.hasBase || (b.haveTS && b.minTS > 1e17)
 	if b.hasWindow {
-		t.Window = b.window
+		t.Capture = b.window
 	}
 	b.describeDevices()
 	b.nameThreads()

@@ -53,7 +53,7 @@ func (b *builder) finish() *model.Trace {
 		t.Clock = model.Clock{Origin: model.Time(b.sessionStart), EpochKnown: true}
 	}
 	if b.duration > 0 && !normalized {
-		t.Window = model.Interval{Start: 0, End: model.Time(b.duration)}
+		t.Capture = model.Interval{Start: 0, End: model.Time(b.duration)}
 	}
 
 	b.devices()

@@ -11,6 +11,7 @@ import (
 
 	"github.com/klauspost/compress/gzip"
 
+	"github.com/tracedx/tracedx/internal/tracejson"
 	"github.com/tracedx/tracedx/model"
 )
 
@@ -62,7 +63,7 @@ func WriteFile(path string, t *model.Trace, l Layout) error {
 // frames, API calls with ac2g flows to the GPU ops sharing their
 // correlation, kernels (NCCL ones with the collective args of the
 // matching kernel Collective), copies, sets, cuda_sync records, GPU
-// annotations, process/thread metadata and, when t.Window is set, the
+// annotations, process/thread metadata and, when t.Capture is set, the
 // profiler span. A CPU-side Collective annotates the record_param_comms
 // range with the same start and end, or becomes one on the first thread.
 // Devices with Kind DeviceAccel get mtia_ccp_events / mtia_runtime records.
@@ -99,46 +100,20 @@ func (o *obj) key(k string) {
 	if len(o.b) > 0 {
 		o.b = append(o.b, ", "...)
 	}
-	o.b = appendStr(o.b, k)
+	o.b = tracejson.AppendString(o.b, k)
 	o.b = append(o.b, ": "...)
 }
-func (o *obj) str(k, v string)       { o.key(k); o.b = appendStr(o.b, v) }
+func (o *obj) str(k, v string)       { o.key(k); o.b = tracejson.AppendString(o.b, v) }
 func (o *obj) int(k string, v int64) { o.key(k); o.b = strconv.AppendInt(o.b, v, 10) }
 func (o *obj) raw(k, v string)       { o.key(k); o.b = append(o.b, v...) }
 func (o *obj) bytes() []byte         { return append(append([]byte{'{'}, o.b...), '}') }
 
-func appendStr(b []byte, s string) []byte {
-	b = append(b, '"')
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == '"' || c == '\\':
-			b = append(b, '\\', c)
-		case c == '\n':
-			b = append(b, '\\', 'n')
-		case c == '\t':
-			b = append(b, '\\', 't')
-		case c < 0x20:
-			b = append(b, fmt.Sprintf("\\u%04x", c)...)
-		default:
-			b = append(b, c)
-		}
-	}
-	return append(b, '"')
-}
-
 // appendMicros writes ns as µs with 3 decimals (or as an integer when ints).
 func appendMicros(b []byte, ns int64, ints bool) []byte {
-	if ns < 0 {
-		b = append(b, '-')
-		ns = -ns
-	}
-	b = strconv.AppendInt(b, ns/1000, 10)
 	if ints {
-		return b
+		return tracejson.AppendWholeMicros(b, ns)
 	}
-	f := ns % 1000
-	return append(b, '.', byte('0'+f/100), byte('0'+f/10%10), byte('0'+f%10))
+	return tracejson.AppendMicros(b, ns)
 }
 
 func (g *gen) ts(o *obj, ns model.Time) {
@@ -262,8 +237,8 @@ func (g *gen) run() {
 		for i := range t.MemEvents {
 			see(t.MemEvents[i].Time)
 		}
-		if t.Window.Start != 0 {
-			see(t.Window.Start)
+		if t.Capture.Start != 0 {
+			see(t.Capture.Start)
 		}
 		if min > 0 {
 			g.base = min / quarter * quarter
@@ -334,7 +309,7 @@ func (g *gen) header() {
 			}
 		}
 	}
-	add("traceName", string(appendStr(nil, "libkineto_activities_1.json")))
+	add("traceName", string(tracejson.AppendString(nil, "libkineto_activities_1.json")))
 	add("displayTimeUnit", `"ms"`)
 	if g.l.TS == RelativeBase {
 		add("baseTimeNanoseconds", strconv.FormatInt(g.base, 10))
@@ -345,7 +320,7 @@ func (g *gen) header() {
 		} else {
 			g.w.WriteString("  ")
 		}
-		g.w.Write(appendStr(nil, kv[0]))
+		g.w.Write(tracejson.AppendString(nil, kv[0]))
 		g.w.WriteString(": ")
 		g.w.WriteString(kv[1])
 		if !g.l.HeaderAfter {
@@ -761,7 +736,7 @@ func (g *gen) events() {
 
 	// Block 6: the capture span.
 	block = nil
-	if t.Window != (model.Interval{}) {
+	if t.Capture != (model.Interval{}) {
 		spans := "Spans"
 		if legacy {
 			spans = "Traces"
@@ -769,14 +744,14 @@ func (g *gen) events() {
 		o := g.event("X", "Trace", "PyTorch Profiler (0)")
 		o.str("pid", spans)
 		o.str("tid", "PyTorch Profiler")
-		g.ts(o, t.Window.Start)
-		g.dur(o, t.Window.Start, t.Window.End)
+		g.ts(o, t.Capture.Start)
+		g.dur(o, t.Capture.Start, t.Capture.End)
 		o.raw("args", `{"Op count": 0}`)
 		block = append(block, o.bytes())
 		o = g.event("i", "", "Record Window End")
 		o.str("pid", "")
 		o.str("tid", "")
-		g.ts(o, t.Window.End)
+		g.ts(o, t.Capture.End)
 		o.str("s", "g")
 		block = append(block, o.bytes())
 	}
@@ -795,13 +770,13 @@ func (g *gen) metadata() [][]byte {
 		out = append(out, o.bytes())
 	}
 	var t0 model.Time
-	if t.Window.Start != 0 {
-		t0 = t.Window.Start
+	if t.Capture.Start != 0 {
+		t0 = t.Capture.Start
 	}
 	procName := "python3"
 	for _, p := range t.Processes {
 		pid := strconv.FormatInt(p.PID, 10)
-		meta("process_name", pid, "0", t0, `{"name": `+string(appendStr(nil, p.Name))+`}`)
+		meta("process_name", pid, "0", t0, `{"name": `+string(tracejson.AppendString(nil, p.Name))+`}`)
 		meta("process_labels", pid, "0", t0, `{"labels": "CPU"}`)
 		meta("process_sort_index", pid, "0", t0, `{"sort_index": `+pid+`}`)
 		if procName == "python3" && p.Name != "" {
@@ -827,8 +802,8 @@ func (g *gen) metadata() [][]byte {
 		if d.Kind == model.DeviceAccel {
 			label = "MTIA " + pid
 		}
-		meta("process_name", pid, "0", t0, `{"name": `+string(appendStr(nil, procName))+`}`)
-		meta("process_labels", pid, "0", t0, `{"labels": `+string(appendStr(nil, label))+`}`)
+		meta("process_name", pid, "0", t0, `{"name": `+string(tracejson.AppendString(nil, procName))+`}`)
+		meta("process_labels", pid, "0", t0, `{"labels": `+string(tracejson.AppendString(nil, label))+`}`)
 		meta("process_sort_index", pid, "0", t0, `{"sort_index": `+strconv.FormatInt(5000000+int64(d.ID), 10)+`}`)
 		var ss []model.StreamID
 		for s := range streams[d.ID] {
@@ -842,7 +817,7 @@ func (g *gen) metadata() [][]byte {
 				name = strings.TrimSpace(name)
 				tid = `"` + name + `"`
 			}
-			meta("thread_name", pid, tid, t0, `{"name": `+string(appendStr(nil, name))+`}`)
+			meta("thread_name", pid, tid, t0, `{"name": `+string(tracejson.AppendString(nil, name))+`}`)
 		}
 	}
 	for _, th := range t.Threads {
@@ -853,7 +828,7 @@ func (g *gen) metadata() [][]byte {
 		if g.l.Legacy {
 			tid = `"` + tid + `"`
 		}
-		meta("thread_name", strconv.FormatInt(th.PID, 10), tid, t0, `{"name": `+string(appendStr(nil, th.Name))+`}`)
+		meta("thread_name", strconv.FormatInt(th.PID, 10), tid, t0, `{"name": `+string(tracejson.AppendString(nil, th.Name))+`}`)
 	}
 	return out
 }

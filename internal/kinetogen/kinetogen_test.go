@@ -19,7 +19,7 @@ func sample() *model.Trace {
 	b.Copy(0, 7, model.MemHtoD, model.MemPageable, model.MemDevice, 4096, 40, 45, th, "cudaMemcpyAsync", 30, 32)
 	b.Collective(0, 20, model.CollAllReduce, 1<<20, 50, 80, th, 35)
 	b.T.MemEvents = append(b.T.MemEvents, model.MemEvent{Time: fixture.US(3), Bytes: 512, Thread: th, Device: 0, TotalAllocated: 512, TotalReserved: -1})
-	b.T.Window = model.Interval{Start: 0, End: fixture.US(100)}
+	b.T.Capture = model.Interval{Start: 0, End: fixture.US(100)}
 	return b.Build()
 }
 

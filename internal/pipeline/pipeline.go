@@ -130,7 +130,6 @@ func Analyze(ctx context.Context, paths []string, opts Options) (*model.Report, 
 func AnalyzeSet(set *model.TraceSet, opts Options) *model.Report {
 	opts.defaults()
 	cfg := opts.Config
-	cfg.Window = opts.Window
 	r := &model.Report{ToolName: version.Name, ToolVersion: version.Version, Window: opts.Window}
 	for _, t := range set.Traces {
 		r.Inputs = append(r.Inputs, model.Input{Path: t.Path, Format: t.Format, Rank: t.Rank, Producer: t.Producer})

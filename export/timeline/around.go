@@ -8,19 +8,20 @@ import (
 	"github.com/tracedx/tracedx/model"
 )
 
-// ParseWindow parses "START_NS:END_NS" (integers, START <= END) into a window.
-func ParseWindow(s string) (model.Interval, error) {
+// ParseRange parses "START_NS:END_NS" (integers, START <= END) into a time
+// range (the argument of export --range).
+func ParseRange(s string) (model.Interval, error) {
 	a, b, ok := strings.Cut(strings.TrimSpace(s), ":")
 	if !ok {
-		return model.Interval{}, fmt.Errorf("window %q: want START_NS:END_NS", s)
+		return model.Interval{}, fmt.Errorf("range %q: want START_NS:END_NS", s)
 	}
 	st, err1 := strconv.ParseInt(strings.TrimSpace(a), 10, 64)
 	en, err2 := strconv.ParseInt(strings.TrimSpace(b), 10, 64)
 	if err1 != nil || err2 != nil {
-		return model.Interval{}, fmt.Errorf("window %q: want START_NS:END_NS in integer nanoseconds", s)
+		return model.Interval{}, fmt.Errorf("range %q: want START_NS:END_NS in integer nanoseconds", s)
 	}
 	if en < st {
-		return model.Interval{}, fmt.Errorf("window %q: end before start", s)
+		return model.Interval{}, fmt.Errorf("range %q: end before start", s)
 	}
 	return model.Interval{Start: model.Time(st), End: model.Time(en)}, nil
 }

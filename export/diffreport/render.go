@@ -1,4 +1,7 @@
-package compare
+// Package diffreport renders a compare.Result — what `tracedx diff` found —
+// as text, Markdown, JSON (schema tracedx.diff/v1) or JUnit XML. It formats;
+// package compare computes.
+package diffreport
 
 import (
 	"bufio"
@@ -9,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/tracedx/tracedx/compare"
 	"github.com/tracedx/tracedx/export/junit"
 	"github.com/tracedx/tracedx/model"
 )
@@ -20,7 +24,7 @@ var Formats = []string{"text", "md", "json", "junit"}
 const TopKernels = 20
 
 // Render writes res in the given format.
-func Render(w io.Writer, res *Result, format string) error {
+func Render(w io.Writer, res *compare.Result, format string) error {
 	switch format {
 	case "text", "":
 		return renderText(w, res, false)
@@ -136,7 +140,7 @@ func truncate(s string, n int) string {
 	return string(r[:n-1-tail]) + "…" + string(r[len(r)-tail:])
 }
 
-func renderText(w io.Writer, res *Result, md bool) error {
+func renderText(w io.Writer, res *compare.Result, md bool) error {
 	bw := bufio.NewWriter(w)
 	p := func(format string, args ...any) { fmt.Fprintf(bw, format, args...) }
 	h := func(title string) {
@@ -216,9 +220,9 @@ func renderText(w io.Writer, res *Result, md bool) error {
 				dt.rows = append(dt.rows, []string{label, "—", "—", "—", "—", "only in base"})
 				continue
 			}
-			for j, c := range Classes {
+			for j, c := range compare.Classes {
 				b, cv := d.Class(c)
-				pc, ok := pct(b, cv, true)
+				pc, ok := compare.Pct(b, cv, true)
 				l := label
 				if j > 0 && !md {
 					l = ""
@@ -405,7 +409,7 @@ func jsonFindings(fs []model.Finding) []jsonFinding {
 	return out
 }
 
-func renderJSON(w io.Writer, res *Result) error {
+func renderJSON(w io.Writer, res *compare.Result) error {
 	d := jsonDiff{Schema: JSONSchema, Base: jsonInputs(res.BaseInputs), Candidate: jsonInputs(res.CandInputs),
 		Comparable: res.Comparable, Problems: append([]string{}, res.Problems...),
 		Kernels: []jsonKernel{}, Devices: []jsonDevice{}, NewFindings: jsonFindings(res.NewFindings), Resolved: jsonFindings(res.Resolved),
@@ -437,9 +441,9 @@ func renderJSON(w io.Writer, res *Result) error {
 			cd := int32(dv.Cand.Device)
 			jd.CandRank, jd.CandDevice = rankPtr(dv.Cand.Rank), &cd
 		}
-		for _, c := range Classes {
+		for _, c := range compare.Classes {
 			b, cv := dv.Class(c)
-			jd.Classes = append(jd.Classes, jsonClass{Class: c, BaseNs: int64(b), CandNs: int64(cv), DeltaNs: int64(cv - b), Pct: pctPtr(pct(b, cv, dv.InBase && dv.InCan))})
+			jd.Classes = append(jd.Classes, jsonClass{Class: c, BaseNs: int64(b), CandNs: int64(cv), DeltaNs: int64(cv - b), Pct: pctPtr(compare.Pct(b, cv, dv.InBase && dv.InCan))})
 		}
 		d.Devices = append(d.Devices, jd)
 	}
@@ -459,7 +463,7 @@ func renderJSON(w io.Writer, res *Result) error {
 // DiffClass is the JUnit classname of diff test cases.
 const DiffClass = "tracedx.diff"
 
-func renderJUnit(w io.Writer, res *Result) error {
+func renderJUnit(w io.Writer, res *compare.Result) error {
 	s := junit.Suite{Name: "tracedx diff"}
 	s.Properties = append(s.Properties, [2]string{"base", inputsLine(res.BaseInputs)}, [2]string{"candidate", inputsLine(res.CandInputs)})
 	cmp := junit.Case{Name: "comparable", Classname: DiffClass, SystemOut: fmt.Sprintf("kernel-name overlap %.1f%%", 100*res.Overlap)}
@@ -467,7 +471,7 @@ func renderJUnit(w io.Writer, res *Result) error {
 		cmp.Failure = &junit.Problem{Type: "not-comparable", Message: "not comparable: " + strings.Join(res.Problems, "; "), Text: strings.Join(res.Problems, "\n")}
 	}
 	s.Cases = append(s.Cases, cmp)
-	regressed := map[string]Regression{}
+	regressed := map[string]compare.Regression{}
 	for _, r := range res.Regressions {
 		regressed[r.Quantity] = r
 	}
