@@ -3,9 +3,7 @@ package export_test
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"flag"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -126,21 +124,5 @@ func TestJSONContract(t *testing.T) {
 		if strings.HasPrefix(k.(map[string]any)["name"].(string), "Memcpy") {
 			t.Errorf("memcpy listed as a kernel")
 		}
-	}
-}
-
-func TestWriteFileAtomic(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "r.md")
-	if err := export.WriteFileAtomic(path, func(w io.Writer) error { _, err := w.Write([]byte("ok")); return err }); err != nil {
-		t.Fatal(err)
-	}
-	err := export.WriteFileAtomic(filepath.Join(dir, "bad.md"), func(w io.Writer) error { w.Write([]byte("half")); return errors.New("boom") })
-	if err == nil {
-		t.Fatal("want error")
-	}
-	ents, _ := os.ReadDir(dir)
-	if len(ents) != 1 || ents[0].Name() != "r.md" {
-		t.Errorf("a failed write left files behind: %v", ents)
 	}
 }

@@ -78,7 +78,7 @@ ticket-ready Markdown report and --format json the versioned JSON report.`,
 	}
 	f := cmd.Flags()
 	f.StringVarP(&opts.Format, "format", "f", "text", "report format: "+strings.Join(reportFormats(), ", "))
-	f.StringVarP(&opts.Output, "output", "o", "", "write the report to FILE (atomically) instead of stdout")
+	f.StringVarP(&opts.Output, "output", "o", "", "write the report to FILE (atomically; devices, FIFOs and symlink targets are written in place; - = stdout)")
 	f.StringVar(&opts.FailOn, "fail-on", "none", "exit 1 when a finding is at or above this severity: info, warning, error, none")
 	f.StringVar(&opts.Window, "window", "trace", "GPU time breakdown definition: trace (whole trace) or hta (Holistic Trace Analysis)")
 	f.StringVar(&opts.InputFormat, "input-format", "", "force the input format instead of sniffing: kineto, nsys, nccl-tests")
@@ -88,7 +88,7 @@ ticket-ready Markdown report and --format json the versioned JSON report.`,
 	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(reportFormats(), cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("fail-on", cobra.FixedCompletions([]string{"info", "warning", "error", "none"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("window", cobra.FixedCompletions([]string{"trace", "hta"}, cobra.ShellCompDirectiveNoFileComp))
-	addPolicyFlags(cmd, opts)
+	addPolicyFlags(g, cmd, opts)
 	return cmd
 }
 
@@ -174,12 +174,8 @@ func runAnalyze(g *globalOpts, opts *analyzeOptions) error {
 			return err
 		}
 	}
-	for _, f := range opts.Files {
-		if st, err := os.Stat(f); err != nil {
-			return usageError("%s: %v", f, unwrapPathError(err))
-		} else if st.IsDir() {
-			return usageError("%s: is a directory (use 'tracedx batch' for many traces)", f)
-		}
+	if err := checkInputs(opts.Files, " (use 'tracedx batch' for many traces)"); err != nil {
+		return err
 	}
 	popts := pipeline.Options{Format: opts.InputFormat, Window: opts.Window, Config: cfg}
 	popts.Import.MaxWarnings = opts.MaxWarnings
@@ -191,11 +187,7 @@ func runAnalyze(g *globalOpts, opts *analyzeOptions) error {
 	if render, ok := analyzeFormats[opts.Format]; ok {
 		write = func(w io.Writer) error { return render(opts, w, rep) }
 	}
-	if opts.Output != "" {
-		if err := export.WriteFileAtomic(opts.Output, write); err != nil {
-			return fmt.Errorf("writing %s: %w", opts.Output, err)
-		}
-	} else if err := write(g.Stdout); err != nil {
+	if err := g.writeOutput(opts.Output, write); err != nil {
 		return err
 	}
 	for _, hook := range opts.Gate {
@@ -212,6 +204,22 @@ func runAnalyze(g *globalOpts, opts *analyzeOptions) error {
 		}
 		if n > 0 {
 			return gateFailed(fmt.Sprintf("%d finding(s) at or above --fail-on %s", n, failSev))
+		}
+	}
+	return nil
+}
+
+// checkInputs checks that every input exists and is not a folder ("-" is
+// standard input); hint is added to the folder message.
+func checkInputs(files []string, hint string) error {
+	for _, f := range files {
+		if f == "-" {
+			continue
+		}
+		if st, err := os.Stat(f); err != nil {
+			return usageError("%s: %v", f, unwrapPathError(err))
+		} else if st.IsDir() {
+			return usageError("%s: is a directory%s", f, hint)
 		}
 	}
 	return nil

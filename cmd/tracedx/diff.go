@@ -3,13 +3,11 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/tracedx/tracedx/compare"
-	"github.com/tracedx/tracedx/export"
 	"github.com/tracedx/tracedx/export/diffreport"
 	"github.com/tracedx/tracedx/internal/pipeline"
 )
@@ -59,7 +57,7 @@ busy time grew by more than PCT percent.`,
 	}
 	f := cmd.Flags()
 	f.StringVarP(&opts.Format, "format", "f", "text", "output format: "+strings.Join(diffreport.Formats, ", "))
-	f.StringVarP(&opts.Output, "output", "o", "", "write the diff to FILE (atomically) instead of stdout")
+	f.StringVarP(&opts.Output, "output", "o", "", "write the diff to FILE (atomically; devices, FIFOs and symlink targets in place; - = stdout)")
 	f.Float64Var(&opts.FailPct, "fail-on-regression", 0, "exit 1 when span, step time or GPU busy time grew by more than PCT percent (0 = off)")
 	f.Float64Var(&opts.MinOverlap, "min-overlap", compare.DefaultMinOverlap, "kernel-name overlap (Jaccard, 0..1) below which the runs are reported as not comparable")
 	f.StringVar(&opts.Window, "window", "trace", "GPU time breakdown definition: trace or hta")
@@ -102,12 +100,8 @@ func runDiff(g *globalOpts, opts *diffOptions) error {
 	if len(opts.Base) == 0 || len(opts.Candidate) == 0 {
 		return usageError("diff: want BASE and CANDIDATE (files, or comma-separated lists of rank files)")
 	}
-	for _, f := range append(append([]string{}, opts.Base...), opts.Candidate...) {
-		if st, err := os.Stat(f); err != nil {
-			return usageError("%s: %v", f, unwrapPathError(err))
-		} else if st.IsDir() {
-			return usageError("%s: is a directory", f)
-		}
+	if err := checkInputs(append(append([]string{}, opts.Base...), opts.Candidate...), ""); err != nil {
+		return err
 	}
 	cfg, err := detectorConfig(opts.Params, opts.Disable)
 	if err != nil {
@@ -136,11 +130,7 @@ func runDiff(g *globalOpts, opts *diffOptions) error {
 	}
 	res := compare.Compare(base, cand, compare.Options{MinOverlap: minOverlap, FailPct: opts.FailPct})
 	write := func(w io.Writer) error { return diffreport.Render(w, res, opts.Format) }
-	if opts.Output != "" && opts.Output != "-" {
-		if err := export.WriteFileAtomic(opts.Output, write); err != nil {
-			return fmt.Errorf("writing %s: %w", opts.Output, err)
-		}
-	} else if err := write(g.Stdout); err != nil {
+	if err := g.writeOutput(opts.Output, write); err != nil {
 		return err
 	}
 	if !res.Comparable && opts.Format != "text" && opts.Format != "md" && opts.Format != "markdown" {

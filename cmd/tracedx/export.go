@@ -9,7 +9,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/tracedx/tracedx/export"
 	"github.com/tracedx/tracedx/export/perfetto"
 	"github.com/tracedx/tracedx/export/timeline"
 	"github.com/tracedx/tracedx/internal/pipeline"
@@ -109,12 +108,8 @@ func runExport(g *globalOpts, opts *exportOptions) error {
 	if st, err := os.Stat(opts.Output); err == nil && opts.To != "perfetto" && !st.IsDir() {
 		return usageError("-o %s: exists and is not a directory", opts.Output)
 	}
-	for _, f := range opts.Files {
-		if st, err := os.Stat(f); err != nil {
-			return usageError("%s: %v", f, unwrapPathError(err))
-		} else if st.IsDir() {
-			return usageError("%s: is a directory", f)
-		}
+	if err := checkInputs(opts.Files, ""); err != nil {
+		return err
 	}
 	popts := pipeline.Options{Format: opts.InputFormat}
 	popts.Import.MaxWarnings = opts.MaxWarnings
@@ -147,13 +142,13 @@ func runExport(g *globalOpts, opts *exportOptions) error {
 		write := func(w io.Writer) error {
 			return perfetto.Write(w, set, perfetto.Options{Range: win, Findings: findings, NoFlows: opts.NoFlows, Absolute: opts.Absolute})
 		}
+		if err := g.writeOutput(opts.Output, write); err != nil {
+			return err
+		}
 		if opts.Output == "" || opts.Output == "-" {
-			return write(g.Stdout)
+			return nil
 		}
-		if err := export.WriteFileAtomic(opts.Output, write); err != nil {
-			return fmt.Errorf("writing %s: %w", opts.Output, err)
-		}
-		if st, err := os.Stat(opts.Output); err == nil {
+		if st, err := os.Stat(opts.Output); err == nil && st.Mode().IsRegular() {
 			fmt.Fprintf(g.Stderr, "export: wrote %s (%d bytes)\n", opts.Output, st.Size())
 		}
 		return nil
@@ -162,7 +157,7 @@ func runExport(g *globalOpts, opts *exportOptions) error {
 	if opts.To == "arrow" {
 		format = timeline.Arrow
 	}
-	files, err := timeline.WriteDir(opts.Output, set, format, timeline.Options{Range: win})
+	files, err := timeline.WriteDir(g.Ctx, opts.Output, set, format, timeline.Options{Range: win})
 	if err != nil {
 		return err
 	}

@@ -9,7 +9,6 @@ import (
 
 	"github.com/tracedx/tracedx/detectors"
 	detall "github.com/tracedx/tracedx/detectors/all"
-	"github.com/tracedx/tracedx/export"
 	"github.com/tracedx/tracedx/export/junit"
 	"github.com/tracedx/tracedx/model"
 	"github.com/tracedx/tracedx/policy"
@@ -17,11 +16,11 @@ import (
 
 // addPolicyFlags adds --policy and --junit to `tracedx analyze`: the policy
 // adjusts the detector configuration and gates the report.
-func addPolicyFlags(cmd *cobra.Command, opts *analyzeOptions) {
+func addPolicyFlags(g *globalOpts, cmd *cobra.Command, opts *analyzeOptions) {
 	var policyPath, junitPath string
 	f := cmd.Flags()
 	f.StringVar(&policyPath, "policy", "", "policy file (YAML): rule settings and gate conditions; exit 1 when a gate fails (see docs/policy.md)")
-	f.StringVar(&junitPath, "junit", "", "also write a JUnit XML report to FILE (one test case per rule and per policy gate)")
+	f.StringVar(&junitPath, "junit", "", "also write a JUnit XML report to FILE (one test case per rule and per policy gate; - = stdout)")
 	opts.Configure = append(opts.Configure, func(cfg *detectors.Config) error {
 		if policyPath == "" {
 			return nil
@@ -45,14 +44,14 @@ func addPolicyFlags(cmd *cobra.Command, opts *analyzeOptions) {
 			if err != nil {
 				return err
 			}
-			if err := export.WriteFileAtomic(junitPath, func(w io.Writer) error { return junit.Write(w, []junit.Suite{suite}) }); err != nil {
-				return fmt.Errorf("writing %s: %w", junitPath, err)
+			if err := g.writeOutput(junitPath, func(w io.Writer) error { return junit.Write(w, []junit.Suite{suite}) }); err != nil {
+				return err
 			}
 		}
 		var failed []string
-		for _, g := range gates {
-			if !g.Passed {
-				failed = append(failed, fmt.Sprintf("  %s:%d: %s", pol.Path, g.Line, g.Message))
+		for _, gr := range gates {
+			if !gr.Passed {
+				failed = append(failed, fmt.Sprintf("  %s:%d: %s", pol.Path, gr.Line, gr.Message))
 			}
 		}
 		if len(failed) > 0 {

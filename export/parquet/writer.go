@@ -1,6 +1,7 @@
 package parquet
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -12,6 +13,7 @@ import (
 	pq "github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/tracedx/tracedx/internal/outfile"
 )
 
 // FlushRows is the most rows a table keeps in its builders before it writes
@@ -49,7 +51,7 @@ type Writer struct {
 type table struct {
 	name  string
 	final string
-	tmp   *os.File
+	out   *outfile.File
 	fw    *pqarrow.FileWriter
 	rb    *array.RecordBuilder
 	rows  int
@@ -85,16 +87,15 @@ func NewWriter(dir, suffix string, mem memory.Allocator) (*Writer, error) {
 	arrProps := pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema(), pqarrow.WithAllocator(mem))
 	for _, name := range Tables {
 		final := filepath.Join(dir, FileName(name, suffix))
-		tmp, err := os.CreateTemp(dir, "."+FileName(name, suffix)+".tmp-*")
+		out, err := outfile.Create(context.Background(), final, outfile.Options{})
 		if err != nil {
 			w.Abort()
 			return nil, err
 		}
 		schema := SchemaOf(name)
-		fw, err := pqarrow.NewFileWriter(schema, tmp, props, arrProps)
+		fw, err := pqarrow.NewFileWriter(schema, out, props, arrProps)
 		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
+			out.Abort()
 			w.Abort()
 			return nil, fmt.Errorf("parquet %s: %w", name, err)
 		}
@@ -102,7 +103,7 @@ func NewWriter(dir, suffix string, mem memory.Allocator) (*Writer, error) {
 			w.Abort()
 			return nil, err
 		}
-		w.tables = append(w.tables, &table{name: name, final: final, tmp: tmp, fw: fw, rb: array.NewRecordBuilder(mem, schema)})
+		w.tables = append(w.tables, &table{name: name, final: final, out: out, fw: fw, rb: array.NewRecordBuilder(mem, schema)})
 	}
 	return w, nil
 }
@@ -247,20 +248,15 @@ func (w *Writer) Close() error {
 	for _, t := range w.tables {
 		err := t.flush()
 		t.rb.Release()
-		if cerr := t.fw.Close(); err == nil { // closes the temp file too
+		if cerr := t.fw.Close(); err == nil {
 			err = cerr
 		}
 		if err == nil {
-			err = syncFile(t.tmp.Name())
-		}
-		if err == nil {
-			err = os.Chmod(t.tmp.Name(), 0o644)
-		}
-		if err == nil {
-			err = os.Rename(t.tmp.Name(), t.final)
+			err = t.out.Commit() // sync, rename into place
+		} else {
+			t.out.Abort()
 		}
 		if err != nil {
-			os.Remove(t.tmp.Name())
 			if firstErr == nil {
 				firstErr = err
 			}
@@ -278,22 +274,9 @@ func (w *Writer) Abort() {
 	for _, t := range w.tables {
 		t.rb.Release()
 		t.fw.Close()
-		t.tmp.Close()
-		os.Remove(t.tmp.Name())
+		t.out.Abort()
 	}
 	w.tables = nil
-}
-
-func syncFile(path string) error {
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
-	if err != nil {
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
 }
 
 func syncDir(dir string) error {

@@ -27,6 +27,5 @@
 // text is the same on every run. Process ids are assigned in order (rank,
 // devices, then host processes); real pids appear in the process names.
 //
-// Ownership: part of the export layer (issue 5). Output is deterministic: the
-// same input and options give the same bytes.
+// Output is deterministic: the same input and options give the same bytes.
 package perfetto

@@ -24,7 +24,6 @@
 // Files are written atomically (temporary file in the same directory, then
 // rename).
 //
-// Ownership: the export/timeline package belongs to the export part of
-// tracedx (issue 5); docs/timeline.md is generated from the column list here
+// docs/timeline.md is generated from the column list here (SchemaMarkdown)
 // and checked by a test.
 package timeline

@@ -310,14 +310,14 @@ func TestEmptyTable(t *testing.T) {
 func TestWriteDirDeterministic(t *testing.T) {
 	dir := t.TempDir()
 	set := sampleSet()
-	files, err := WriteDir(filepath.Join(dir, "a"), set, Parquet, Options{})
+	files, err := WriteDir(context.Background(), filepath.Join(dir, "a"), set, Parquet, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(files) != len(Tables()) {
 		t.Fatalf("%d files", len(files))
 	}
-	if _, err := WriteDir(filepath.Join(dir, "b"), set, Parquet, Options{}); err != nil {
+	if _, err := WriteDir(context.Background(), filepath.Join(dir, "b"), set, Parquet, Options{}); err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range files {
@@ -332,18 +332,6 @@ func TestWriteDirDeterministic(t *testing.T) {
 		if strings.HasPrefix(e.Name(), ".") {
 			t.Errorf("temporary file left behind: %s", e.Name())
 		}
-	}
-}
-
-func TestWriteFileAtomicFailure(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "x.arrow")
-	err := WriteFileAtomic(path, func(w io.Writer) error { return fmt.Errorf("boom") })
-	if err == nil {
-		t.Fatal("no error")
-	}
-	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
-		t.Errorf("left %d entries", len(ents))
 	}
 }
 

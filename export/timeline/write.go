@@ -2,6 +2,7 @@ package timeline
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -15,6 +16,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
+	"github.com/tracedx/tracedx/internal/outfile"
 	"github.com/tracedx/tracedx/model"
 )
 
@@ -353,8 +355,8 @@ type File struct {
 // WriteDir writes every table of set into dir (created if missing), one file
 // per table named TABLE.arrow or TABLE.parquet. Each file is written to a
 // temporary file in dir and renamed into place, so a reader never sees a
-// partial file.
-func WriteDir(dir string, set *model.TraceSet, f Format, opts Options) ([]File, error) {
+// partial file; a cancelled ctx stops the write and leaves no temporary file.
+func WriteDir(ctx context.Context, dir string, set *model.TraceSet, f Format, opts Options) ([]File, error) {
 	if f != Arrow && f != Parquet {
 		return nil, fmt.Errorf("timeline: unknown format %q (want arrow or parquet)", f)
 	}
@@ -365,10 +367,14 @@ func WriteDir(dir string, set *model.TraceSet, f Format, opts Options) ([]File, 
 	for _, tab := range tables {
 		path := filepath.Join(dir, tab.name+f.Ext())
 		var rows int64
-		err := WriteFileAtomic(path, func(w io.Writer) error {
-			n, err := WriteTable(w, set, tab.name, f, opts)
+		err := outfile.Write(ctx, path, outfile.Options{}, func(w io.Writer) error {
+			bw := bufio.NewWriterSize(w, 1<<20)
+			n, err := WriteTable(bw, set, tab.name, f, opts)
 			rows = n
-			return err
+			if err != nil {
+				return err
+			}
+			return bw.Flush()
 		})
 		if err != nil {
 			return out, fmt.Errorf("writing %s: %w", path, err)
@@ -376,36 +382,4 @@ func WriteDir(dir string, set *model.TraceSet, f Format, opts Options) ([]File, 
 		out = append(out, File{Table: tab.name, Path: path, Rows: rows})
 	}
 	return out, nil
-}
-
-// WriteFileAtomic writes path through fn into a temporary file of the same
-// directory and renames it into place when fn and the flush succeed.
-func WriteFileAtomic(path string, fn func(io.Writer) error) (err error) {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	bw := bufio.NewWriterSize(f, 1<<20)
-	if err = fn(bw); err != nil {
-		return err
-	}
-	if err = bw.Flush(); err != nil {
-		return err
-	}
-	if err = f.Sync(); err != nil {
-		return err
-	}
-	if err = f.Close(); err != nil {
-		return err
-	}
-	if err = os.Chmod(f.Name(), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
 }

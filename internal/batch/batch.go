@@ -18,6 +18,7 @@ import (
 
 	"github.com/tracedx/tracedx/export/junit"
 	"github.com/tracedx/tracedx/export/parquet"
+	"github.com/tracedx/tracedx/internal/outfile"
 	"github.com/tracedx/tracedx/model"
 	"github.com/tracedx/tracedx/policy"
 )
@@ -239,7 +240,7 @@ feed:
 		name = "junit-" + suffix + ".xml"
 	}
 	sum.JUnitFile = filepath.Join(cfg.Out, name)
-	if err := writeAtomic(sum.JUnitFile, true, func(wr io.Writer) error { return junit.Write(wr, suites) }); err != nil {
+	if err := outfile.Write(context.Background(), sum.JUnitFile, outfile.Options{}, func(wr io.Writer) error { return junit.Write(wr, suites) }); err != nil {
 		return sum, fmt.Errorf("junit: %w", err)
 	}
 	sum.Elapsed = cfg.Now().Sub(start)
@@ -431,37 +432,7 @@ func digestFile(path string) (string, int64, error) {
 
 // writeAtomic writes a per-input file atomically (fsynced unless NoSync).
 func (c *Config) writeAtomic(path string, write func(io.Writer) error) error {
-	return writeAtomic(path, !c.NoSync, write)
-}
-
-// writeAtomic writes path through a temporary file in the same folder.
-func writeAtomic(path string, sync bool, write func(io.Writer) error) (err error) {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(tmp)
-		}
-	}()
-	if err = write(f); err != nil {
-		return err
-	}
-	if sync {
-		if err = f.Sync(); err != nil {
-			return err
-		}
-	}
-	if err = f.Close(); err != nil {
-		return err
-	}
-	if err = os.Chmod(tmp, 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return outfile.Write(context.Background(), path, outfile.Options{NoSync: c.NoSync}, write)
 }
 
 // cleanTemps removes temporary files a killed run of this shard left behind

@@ -8,6 +8,7 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"io"
 	"runtime"
 	"sort"
 	"sync"
@@ -36,7 +37,12 @@ type Options struct {
 	Detectors []*detectors.Detector
 	// Jobs bounds how many files are imported at once (default: CPUs).
 	Jobs int
+	// Stdin is read for an input path of "-" (default os.Stdin).
+	Stdin io.Reader
 }
+
+// StdinName is the path reports show for an input read from standard input.
+const StdinName = "<stdin>"
 
 func (o *Options) defaults() {
 	if o.Window == "" {
@@ -69,6 +75,11 @@ func Load(ctx context.Context, paths []string, opts Options) (*model.TraceSet, e
 	if len(paths) == 0 {
 		return nil, fmt.Errorf("no input files")
 	}
+	paths, spool, cleanup, err := spoolStdin(ctx, paths, opts.Stdin)
+	if err != nil {
+		return nil, err
+	}
+	defer cleanup()
 	traces := make([]*model.Trace, len(paths))
 	errs := make([]error, len(paths))
 	sem := make(chan struct{}, opts.Jobs)
@@ -90,7 +101,12 @@ func Load(ctx context.Context, paths []string, opts Options) (*model.TraceSet, e
 	wg.Wait()
 	for _, err := range errs {
 		if err != nil {
-			return nil, err
+			return nil, renameStdin(err, spool)
+		}
+	}
+	for _, t := range traces {
+		if spool != "" && t.Path == spool {
+			t.Path = StdinName
 		}
 	}
 	set := model.NewTraceSet(traces)
