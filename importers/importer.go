@@ -101,6 +101,20 @@ type gzipFile struct {
 	f *os.File
 }
 
+// Read passes on the inflater's data; a member that ends before its
+// trailer (CRC-32 and size) or fails its checksum is an error, as in
+// gzip -t, never the end of the input.
+func (g *gzipFile) Read(p []byte) (int, error) {
+	n, err := g.Reader.Read(p)
+	switch {
+	case err == io.ErrUnexpectedEOF:
+		err = errors.New("gzip data truncated: the member ends before its trailer (CRC-32 and size)")
+	case errors.Is(err, gzip.ErrChecksum):
+		err = errors.New("gzip data corrupt: CRC-32 or size in the trailer does not match")
+	}
+	return n, err
+}
+
 func (g *gzipFile) Close() error {
 	g.Reader.Close()
 	return g.f.Close()

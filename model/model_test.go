@@ -3,6 +3,7 @@ package model_test
 import (
 	"bytes"
 	"flag"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -184,6 +185,35 @@ func TestMergeSortStable(t *testing.T) {
 		a, b := tr.Kernels[i-1], tr.Kernels[i]
 		if a.Start > b.Start || (a.Start == b.Start && a.GraphID > b.GraphID) {
 			t.Fatalf("not sorted stably at %d: %+v %+v", i, a, b)
+		}
+	}
+}
+
+// TestValidateTimeBounds: times outside ±MaxTime (start = INT64_MIN) and
+// negative durations are invalid; the widest valid span still has a
+// duration that fits in an int64.
+func TestValidateTimeBounds(t *testing.T) {
+	for _, c := range []struct {
+		start, end model.Time
+		want       string
+	}{
+		{math.MinInt64, 10, "out of range"},
+		{0, math.MaxInt64, "out of range"},
+		{10, 5, "negative duration"},
+		{model.MinTime, model.MaxTime, ""},
+	} {
+		tr := model.NewTrace("x", model.FormatNsys)
+		tr.EnsureDevice(0)
+		tr.Kernels = []model.Kernel{{Start: c.start, End: c.end, Name: tr.Intern("k")}}
+		err := tr.Validate()
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("[%d, %d]: %v", c.start, c.end, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("[%d, %d]: want %q, got %v", c.start, c.end, c.want, err)
+		}
+		if c.want == "" && c.end.Sub(c.start) < 0 {
+			t.Errorf("duration of the widest span overflows")
 		}
 	}
 }

@@ -6,6 +6,22 @@ import (
 	"math"
 )
 
+// MaxTime and MinTime bound every Time of a valid trace (about ±146 years
+// around the clock's zero): the difference of any two valid times fits in
+// an int64, so spans, gaps and durations computed from them never
+// overflow. Importers drop records outside the bounds with a warning.
+const (
+	MaxTime Time = 1<<62 - 1
+	MinTime Time = -MaxTime
+)
+
+// ValidTime reports whether t lies within [MinTime, MaxTime].
+func ValidTime(t Time) bool { return t >= MinTime && t <= MaxTime }
+
+// ValidSpan reports whether [start, end] is a span Validate accepts: both
+// ends valid times and end not before start.
+func ValidSpan(start, end Time) bool { return ValidTime(start) && ValidTime(end) && end >= start }
+
 // maxValidateErrors bounds how many problems Validate reports.
 const maxValidateErrors = 20
 
@@ -58,8 +74,11 @@ func (v *validator) thread(table string, i int, id ThreadID, required bool) {
 }
 
 func (v *validator) span(table string, i int, start, end, prev Time) {
-	if end < start {
-		v.fail("%s[%d]: ends (%d) before it starts (%d)", table, i, end, start)
+	switch {
+	case !ValidTime(start) || !ValidTime(end):
+		v.fail("%s[%d]: time out of range (start %d, end %d; limit ±%d)", table, i, start, end, MaxTime)
+	case end < start:
+		v.fail("%s[%d]: ends (%d) before it starts (%d): negative duration", table, i, end, start)
 	}
 	if i > 0 && start < prev {
 		v.fail("%s[%d]: not sorted by start (%d after %d)", table, i, start, prev)
@@ -149,6 +168,70 @@ func (v *validator) check() {
 			v.fail("ranges[%d]: negative depth", i)
 		}
 	}
+	prev = v.checkHost()
+	for i := range t.Collectives {
+		c := &t.Collectives[i]
+		v.span("collectives", i, c.Start, c.End, prev)
+		prev = c.Start
+		v.str("collectives", i, c.Dtype)
+		v.str("collectives", i, c.Group)
+		if c.Op > CollScatter {
+			v.fail("collectives[%d]: invalid op %d", i, c.Op)
+		}
+		if c.Source == CollFromKernel {
+			dev("collectives", i, c.Device)
+		}
+	}
+	v.checkSeries()
+	if !ValidSpan(t.Capture.Start, t.Capture.End) {
+		v.fail("capture window [%d, %d] is negative or out of range", t.Capture.Start, t.Capture.End)
+	}
+	if !ValidTime(t.Clock.Origin) {
+		v.fail("clock origin %d out of range", t.Clock.Origin)
+	}
+	v.checkBench()
+
+}
+
+// checkSeries checks counters, their samples and memory events.
+func (v *validator) checkSeries() {
+	t := v.t
+	var prev Time
+	for i, c := range t.Counters {
+		v.str("counters", i, c.Name)
+		v.str("counters", i, c.Unit)
+	}
+	for i := range t.Samples {
+		s := &t.Samples[i]
+		if i > 0 && s.Time < prev {
+			v.fail("samples[%d]: not sorted by time", i)
+		}
+		if !ValidTime(s.Time) {
+			v.fail("samples[%d]: time %d out of range", i, s.Time)
+		}
+		prev = s.Time
+		if s.Series < 0 || int(s.Series) >= len(t.Counters) {
+			v.fail("samples[%d]: series %d out of range", i, s.Series)
+		}
+	}
+	for i := range t.MemEvents {
+		m := &t.MemEvents[i]
+		if i > 0 && m.Time < prev {
+			v.fail("memory[%d]: not sorted by time", i)
+		}
+		if !ValidTime(m.Time) {
+			v.fail("memory[%d]: time %d out of range", i, m.Time)
+		}
+		prev = m.Time
+		v.thread("memory", i, m.Thread, false)
+	}
+}
+
+// checkHost checks the OS runtime calls, call chains and GIL intervals,
+// returning the last start seen.
+func (v *validator) checkHost() Time {
+	t := v.t
+	var prev Time
 	for i := range t.OSCalls {
 		o := &t.OSCalls[i]
 		v.span("osrt", i, o.Start, o.End, prev)
@@ -170,89 +253,58 @@ func (v *validator) check() {
 		prev = g.Start
 		v.thread("gil", i, g.Thread, true)
 	}
-	for i := range t.Collectives {
-		c := &t.Collectives[i]
-		v.span("collectives", i, c.Start, c.End, prev)
-		prev = c.Start
-		v.str("collectives", i, c.Dtype)
-		v.str("collectives", i, c.Group)
-		if c.Op > CollScatter {
-			v.fail("collectives[%d]: invalid op %d", i, c.Op)
-		}
-		if c.Source == CollFromKernel {
-			dev("collectives", i, c.Device)
-		}
+	return prev
+}
+
+// checkBench checks a benchmark log's runs, rows and failures.
+func (v *validator) checkBench() {
+	t := v.t
+	if t.Bench == nil {
+		return
 	}
-	for i, c := range t.Counters {
-		v.str("counters", i, c.Name)
-		v.str("counters", i, c.Unit)
-	}
-	for i := range t.Samples {
-		s := &t.Samples[i]
-		if i > 0 && s.Time < prev {
-			v.fail("samples[%d]: not sorted by time", i)
-		}
-		prev = s.Time
-		if s.Series < 0 || int(s.Series) >= len(t.Counters) {
-			v.fail("samples[%d]: series %d out of range", i, s.Series)
-		}
-	}
-	for i := range t.MemEvents {
-		m := &t.MemEvents[i]
-		if i > 0 && m.Time < prev {
-			v.fail("memory[%d]: not sorted by time", i)
-		}
-		prev = m.Time
-		v.thread("memory", i, m.Thread, false)
-	}
-	if t.Capture.End < t.Capture.Start {
-		v.fail("window ends before it starts")
-	}
-	if t.Bench != nil {
-		for i, r := range t.Bench.Runs {
-			for j, row := range r.Rows {
-				if row.SizeBytes < 0 {
-					v.fail("bench[%d].rows[%d]: negative size", i, j)
-				}
-				if row.Count < 0 {
-					v.fail("bench[%d].rows[%d]: negative count", i, j)
-				}
-				for _, h := range [2]BenchResult{row.OutOfPlace, row.InPlace} {
-					if !h.Present {
-						continue
-					}
-					if !benchNum(h.TimeUS) || !benchNum(h.AlgBWGBps) || !benchNum(h.BusBWGBps) {
-						v.fail("bench[%d].rows[%d]: time or bandwidth negative or not finite", i, j)
-					}
-					if h.Wrong < -1 {
-						v.fail("bench[%d].rows[%d]: #wrong %d below -1", i, j, h.Wrong)
-					}
-					if (h.MaxDelta < 0 && h.MaxDelta != -1) || math.IsNaN(h.MaxDelta) {
-						v.fail("bench[%d].rows[%d]: error column %v invalid", i, j, h.MaxDelta)
-					}
-				}
+	for i, r := range t.Bench.Runs {
+		for j, row := range r.Rows {
+			if row.SizeBytes < 0 {
+				v.fail("bench[%d].rows[%d]: negative size", i, j)
 			}
-			if r.Ranks < 0 || r.Nodes < 0 {
-				v.fail("bench[%d]: negative ranks or nodes", i)
+			if row.Count < 0 {
+				v.fail("bench[%d].rows[%d]: negative count", i, j)
 			}
-			if r.OOBValues < -1 {
-				v.fail("bench[%d]: out-of-bounds count %d below -1", i, r.OOBValues)
-			}
-			for j, d := range r.Devices {
-				if d.Rank < 0 || d.Device < 0 {
-					v.fail("bench[%d].devices[%d]: negative rank or device", i, j)
+			for _, h := range [2]BenchResult{row.OutOfPlace, row.InPlace} {
+				if !h.Present {
+					continue
+				}
+				if !benchNum(h.TimeUS) || !benchNum(h.AlgBWGBps) || !benchNum(h.BusBWGBps) {
+					v.fail("bench[%d].rows[%d]: time or bandwidth negative or not finite", i, j)
+				}
+				if h.Wrong < -1 {
+					v.fail("bench[%d].rows[%d]: #wrong %d below -1", i, j, h.Wrong)
+				}
+				if (h.MaxDelta < 0 && h.MaxDelta != -1) || math.IsNaN(h.MaxDelta) {
+					v.fail("bench[%d].rows[%d]: error column %v invalid", i, j, h.MaxDelta)
 				}
 			}
 		}
-		for i, f := range t.Bench.Failures {
-			if f.Run < -1 || f.Run >= len(t.Bench.Runs) {
-				v.fail("bench.failures[%d]: run %d out of range", i, f.Run)
+		if r.Ranks < 0 || r.Nodes < 0 {
+			v.fail("bench[%d]: negative ranks or nodes", i)
+		}
+		if r.OOBValues < -1 {
+			v.fail("bench[%d]: out-of-bounds count %d below -1", i, r.OOBValues)
+		}
+		for j, d := range r.Devices {
+			if d.Rank < 0 || d.Device < 0 {
+				v.fail("bench[%d].devices[%d]: negative rank or device", i, j)
 			}
 		}
-		for i, tu := range t.Bench.NCCL.TransportUse {
-			if i > 0 && t.Bench.NCCL.TransportUse[i-1].Name >= tu.Name {
-				v.fail("bench.nccl.transports[%d]: not sorted or duplicated", i)
-			}
+	}
+	for i, f := range t.Bench.Failures {
+		if f.Run < -1 || f.Run >= len(t.Bench.Runs) {
+			v.fail("bench.failures[%d]: run %d out of range", i, f.Run)
+		}
+	}
+	for i, tu := range t.Bench.NCCL.TransportUse {
+		if i > 0 && t.Bench.NCCL.TransportUse[i-1].Name >= tu.Name {
+			v.fail("bench.nccl.transports[%d]: not sorted or duplicated", i)
 		}
 	}
 }

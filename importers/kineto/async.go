@@ -52,9 +52,15 @@ func (a *asyncReader) run(src io.Reader) {
 		case <-a.done:
 			return
 		}
-		n, err := io.ReadFull(src, buf)
-		if err == io.ErrUnexpectedEOF {
-			err = io.EOF
+		// Fill buf, passing on the source's own error as it is: a gzip
+		// member cut before its trailer ends in io.ErrUnexpectedEOF, which
+		// must not pass for the end of the input (io.ReadFull would say
+		// the same for a short last chunk).
+		n, err := 0, error(nil)
+		for n < len(buf) && err == nil {
+			var m int
+			m, err = src.Read(buf[n:])
+			n += m
 		}
 		if n > 0 || err != nil {
 			select {

@@ -296,12 +296,12 @@ func (b *builder) times(ev *event, idx int, off int64, needDur bool) (start, end
 			b.warn(idx, off, "negative dur %s; skipped", ev.dur)
 			return 0, 0, false
 		}
-		if s > 0 && d > 1<<62-s {
+		if d > int64(model.MaxTime) || s > int64(model.MaxTime)-d {
 			b.warn(idx, off, "dur %s overflows; skipped", ev.dur)
 			return 0, 0, false
 		}
 	}
-	if s < -(1<<62) || s > 1<<62 {
+	if !model.ValidTime(model.Time(s)) {
 		b.warn(idx, off, "ts %s out of range; skipped", ev.ts)
 		return 0, 0, false
 	}

@@ -2,6 +2,7 @@ package kineto
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"io"
 	"os"
@@ -112,6 +113,14 @@ func TestErrors(t *testing.T) {
 		{"bad header value", `{"schemaVersion": [1,}, "traceEvents": []}`, "byte"},
 		{"deep nesting", `{"traceEvents": [{"args": ` + strings.Repeat("[", 2000) + strings.Repeat("]", 2000) + `}]}`, "byte"},
 		{"unbalanced", `{"traceEvents": [}]}`, "byte"},
+		// Valid JSON that is not a Kineto trace.
+		{"empty object", `{}`, "byte 1: not a Kineto trace"},
+		{"no traceEvents", `{"schemaVersion": 1, "deviceProperties": []}`, "byte 43: not a Kineto trace"},
+		{"traceEvents object", `{"traceEvents": {"ph": "X"}}`, "byte 16: not a Kineto trace: traceEvents is not an array"},
+		{"traceEvents string", `{"traceEvents": "x"}`, "byte 16: not a Kineto trace: traceEvents is not an array"},
+		{"null", `null`, "byte 0: not a Kineto trace"},
+		{"huge number", `1e999`, "byte 0: not a Kineto trace"},
+		{"string", ` "x"`, "byte 1: not a Kineto trace"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := parse(context.Background(), strings.NewReader(c.in), "bad.json", importers.Options{})
@@ -286,4 +295,43 @@ func TestTruncatedGzip(t *testing.T) {
 		t.Fatalf("want a positioned InputError, got %v", err)
 	}
 	t.Log(err)
+}
+
+// TestGzipTrailer: a gzip member without its trailer (CRC-32 and size), or
+// with a wrong one, fails as gzip -t does, even when the JSON inside is
+// complete.
+func TestGzipTrailer(t *testing.T) {
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	zw.Write([]byte(`{"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": 2}]}`))
+	zw.Close()
+	full := buf.Bytes()
+	badCRC := bytes.Clone(full)
+	badCRC[len(badCRC)-8] ^= 0xFF
+	dir := t.TempDir()
+	for _, c := range []struct {
+		name string
+		data []byte
+		want string // "" = imports
+	}{
+		{"whole", full, ""},
+		{"no trailer", full[:len(full)-8], "trailer"},
+		{"half trailer", full[:len(full)-4], "trailer"},
+		{"bad crc", badCRC, "does not match"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := filepath.Join(dir, c.name+".json.gz")
+			if err := os.WriteFile(p, c.data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, err := New().Import(context.Background(), p, importers.Options{})
+			switch {
+			case c.want == "" && err != nil:
+				t.Fatal(err)
+			case c.want != "" && (err == nil || !importers.IsInputError(err) || !strings.Contains(err.Error(), c.want) ||
+				!strings.Contains(err.Error(), "byte ")):
+				t.Fatalf("want a positioned InputError about %q, got %v", c.want, err)
+			}
+		})
+	}
 }

@@ -22,6 +22,8 @@ type decoder struct {
 	par     parCfg
 }
 
+// top reads the top-level value: an object with a traceEvents array, or a
+// bare array of events. Any other JSON value is not a Kineto trace.
 func (d *decoder) top(r *reader) error {
 	c, ok := r.peek()
 	if !ok {
@@ -48,6 +50,8 @@ func (d *decoder) top(r *reader) error {
 		if err := d.object(r); err != nil {
 			return err
 		}
+	case 'n', 't', 'f', '"', '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		return r.errAt(0, "not a Kineto trace: the top-level value is a JSON scalar, not an object with traceEvents or an array of events")
 	default:
 		return r.errAt(0, "not JSON: expected '{' or '[' at the top level, found %q", c)
 	}
@@ -67,9 +71,9 @@ func (d *decoder) object(r *reader) error {
 		return r.eofErr()
 	}
 	if c == '}' {
-		r.pos++
-		return nil
+		return r.errAt(0, "not a Kineto trace: the top-level object has no traceEvents array")
 	}
+	sawEvents := false
 	for {
 		if c, ok = r.peek(); !ok {
 			return r.eofErr()
@@ -101,10 +105,14 @@ func (d *decoder) object(r *reader) error {
 		if c, ok = r.peek(); !ok {
 			return r.eofErr()
 		}
-		if key == "traceEvents" && c == '[' {
+		if key == "traceEvents" {
+			if c != '[' {
+				return r.errAt(0, "not a Kineto trace: traceEvents is not an array (found %q)", c)
+			}
 			if err := d.events(r); err != nil {
 				return err
 			}
+			sawEvents = true
 		} else {
 			n, err := r.extent()
 			if err != nil {
@@ -123,6 +131,9 @@ func (d *decoder) object(r *reader) error {
 		case ',':
 			r.pos++
 		case '}':
+			if !sawEvents {
+				return r.errAt(0, "not a Kineto trace: the top-level object has no traceEvents array")
+			}
 			r.pos++
 			return nil
 		default:

@@ -82,6 +82,13 @@ type builder struct {
 	memTotals    map[[2]int64]int64 // (pid, device) → bytes in use
 	memDevTotal  map[model.DeviceID]int64
 
+	// skipped names the tables skipped for a missing required column (→
+	// the column); badTime counts the rows per table dropped for a time
+	// outside the model's bounds, firstBadTime the first of them.
+	skipped      map[string]string
+	badTime      map[string]int
+	firstBadTime map[string]int
+
 	syncUnmatched int
 	osrtPseudo    int
 	gilRows       int
@@ -123,6 +130,9 @@ func newBuilder(t *model.Trace, w *importers.Warner) *builder {
 	return &builder{
 		t: t, w: w,
 		present:         map[string]bool{},
+		skipped:         map[string]string{},
+		badTime:         map[string]int{},
+		firstBadTime:    map[string]int{},
 		rows:            map[string]int{},
 		strSparse:       map[int64]string{},
 		sidSparse:       map[int64]model.StringID{},
@@ -168,6 +178,26 @@ func clamp32(v int64) int32 {
 		return math.MinInt32
 	}
 	return int32(v)
+}
+
+// skipTable records that table lacks the required column c and is not read.
+func (b *builder) skipTable(table, c string) {
+	b.skipped[table] = c
+	b.w.Warn("table "+table, "required column %s is missing: table skipped", c)
+}
+
+// inRange reports whether start and end are valid model times; a row with
+// one outside (start = INT64_MIN, say) is dropped and counted, and finish
+// warns once per table.
+func (b *builder) inRange(table string, row int, start, end int64) bool {
+	if model.ValidTime(model.Time(start)) && model.ValidTime(model.Time(end)) {
+		return true
+	}
+	if b.badTime[table] == 0 {
+		b.firstBadTime[table] = row
+	}
+	b.badTime[table]++
+	return false
 }
 
 func (b *builder) seeTime(ts ...int64) {
@@ -257,13 +287,13 @@ func (b *builder) sid(id int64) (model.StringID, bool) {
 func (b *builder) addMeta(name, value string) { b.meta[name] = value }
 
 func (b *builder) setSessionStart(utcEpochNs int64) {
-	if utcEpochNs > 0 {
+	if utcEpochNs > 0 && utcEpochNs <= int64(model.MaxTime) {
 		b.sessionStart, b.hasSession = utcEpochNs, true
 	}
 }
 
 func (b *builder) setDuration(d int64) {
-	if d > 0 {
+	if d > 0 && d <= int64(model.MaxTime) {
 		b.duration = d
 	}
 }

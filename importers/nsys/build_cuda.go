@@ -48,6 +48,9 @@ func (b *builder) kernelInfo(table string, row int, demangled, short int64) kern
 }
 
 func (b *builder) kernel(row int, r *kernelRow) {
+	if !b.inRange(tKernel, row, r.Start, r.End) {
+		return
+	}
 	if r.End < r.Start {
 		b.warnRow(tKernel, row, "kernel ends before it starts (%d < %d)", r.End, r.Start)
 		return
@@ -99,6 +102,9 @@ func (b *builder) kernel(row int, r *kernelRow) {
 // graphTrace adds a whole-graph GPU span (--cuda-graph-trace=graph) as a
 // kernel named "[CUDA graph N]", so that GPU busy time stays right.
 func (b *builder) graphTrace(row int, r *graphTraceRow) {
+	if !b.inRange(tGraphTrace, row, r.Start, r.End) {
+		return
+	}
 	if r.End < r.Start {
 		b.warnRow(tGraphTrace, row, "graph launch ends before it starts (%d < %d)", r.End, r.Start)
 		return
@@ -150,6 +156,9 @@ func (b *builder) apiInfo(table string, row int, nameID int64) apiInfo {
 }
 
 func (b *builder) runtime(table string, row int, r *runtimeRow) {
+	if !b.inRange(table, row, r.Start, r.End) {
+		return
+	}
 	if r.End < r.Start {
 		b.warnRow(table, row, "API call ends before it starts (%d < %d)", r.End, r.Start)
 		return
@@ -195,6 +204,9 @@ func (b *builder) memKind(v int64) (model.MemKind, string, bool) {
 }
 
 func (b *builder) memcpy(row int, r *memcpyRow) {
+	if !b.inRange(tMemcpy, row, r.Start, r.End) {
+		return
+	}
 	if r.End < r.Start {
 		b.warnRow(tMemcpy, row, "memcpy ends before it starts (%d < %d)", r.End, r.Start)
 		return
@@ -246,6 +258,9 @@ func titleKind(k model.MemKind) string {
 }
 
 func (b *builder) memset(row int, r *memsetRow) {
+	if !b.inRange(tMemset, row, r.Start, r.End) {
+		return
+	}
 	if r.End < r.Start {
 		b.warnRow(tMemset, row, "memset ends before it starts (%d < %d)", r.End, r.Start)
 		return
@@ -286,6 +301,9 @@ func (b *builder) memset(row int, r *memsetRow) {
 // sync classifies a synchronisation record by its correlated API call; the
 // RUNTIME table is read first.
 func (b *builder) sync(row int, r *syncRow) {
+	if !b.inRange(tSync, row, r.Start, r.End) {
+		return
+	}
 	if r.End < r.Start {
 		b.warnRow(tSync, row, "synchronization ends before it starts (%d < %d)", r.End, r.Start)
 		return

@@ -2,7 +2,9 @@ package nsys
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -60,6 +62,10 @@ func (b *builder) finish() *model.Trace {
 	b.names()
 
 	b.notes()
+	for _, tab := range slices.Sorted(maps.Keys(b.badTime)) {
+		b.w.Warn(fmt.Sprintf("table %s row %d", tab, b.firstBadTime[tab]),
+			"%d rows of table %s dropped: a time is outside ±%d ns", b.badTime[tab], tab, model.MaxTime)
+	}
 	if b.syncUnmatched > 0 {
 		b.w.Warn("table "+tSync, "%d synchronization records have no correlated CUDA API call; their kind is unknown", b.syncUnmatched)
 	}
@@ -71,7 +77,11 @@ func (b *builder) finish() *model.Trace {
 // notes says in t.Caps what the export could not show.
 func (b *builder) notes() {
 	c := &b.t.Caps
-	has := func(tab string) bool { return b.present[tab] }
+	// A skipped table gets its own note instead of "no ... table".
+	has := func(tab string) bool { return b.present[tab] || b.skipped[tab] != "" }
+	for _, tab := range slices.Sorted(maps.Keys(b.skipped)) {
+		c.Note(fmt.Sprintf("table %s lacks its required %s column and was skipped: what it records is not measurable", tab, b.skipped[tab]))
+	}
 	events := false
 	for _, tab := range []string{tKernel, tRuntime, tDriver, tMemcpy, tMemset, tSync, tNVTX, tOSRT, tGPUMetrics, tMemUsage, tGraphTrace} {
 		if b.rows[tab] > 0 {
@@ -84,7 +94,7 @@ func (b *builder) notes() {
 	switch {
 	case !has(tKernel) && b.graphLaunch == 0:
 		c.Note("no CUDA kernel table (CUPTI_ACTIVITY_KIND_KERNEL): GPU kernel activity is not measurable (no --trace=cuda, or no kernel ran)")
-	case b.rows[tKernel] == 0 && b.graphLaunch == 0:
+	case b.rows[tKernel] == 0 && b.graphLaunch == 0 && b.skipped[tKernel] == "":
 		c.Note("the CUDA kernel table is empty: GPU kernel activity is not measurable")
 	}
 	if b.graphLaunch > 0 {

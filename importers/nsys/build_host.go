@@ -51,6 +51,9 @@ func (b *builder) nvtx(row int, r *nvtxRow) {
 	default:
 		return
 	}
+	if !b.inRange(tNVTX, row, r.Start, r.Start) || (r.EndValid && r.EventType != nvtxMark && !b.inRange(tNVTX, row, r.End, r.End)) {
+		return
+	}
 	kind := model.RangeNVTX
 	end := r.End
 	open := false
@@ -123,6 +126,9 @@ func (b *builder) chain(id int64) int32 {
 }
 
 func (b *builder) osrt(row int, r *osrtRow) {
+	if !b.inRange(tOSRT, row, r.Start, r.End) {
+		return
+	}
 	if r.EventClass == 31 || r.EventClass == 32 {
 		b.osrtPseudo++ // OS runtime start / finish pseudo-events
 		return
@@ -158,6 +164,9 @@ func gilState(s string) (model.GILState, bool) {
 }
 
 func (b *builder) gil(table string, row int, r *gilRow) {
+	if !b.inRange(table, row, r.Start, r.End) {
+		return
+	}
 	if r.End < r.Start {
 		b.warnRow(table, row, "GIL interval ends before it starts (%d < %d)", r.End, r.Start)
 		return

@@ -50,6 +50,9 @@ func (b *builder) addMetricDef(row int, r *metricDefRow) {
 }
 
 func (b *builder) metric(row int, r *metricRow) {
+	if !b.inRange(tGPUMetrics, row, r.Timestamp, r.Timestamp) {
+		return
+	}
 	key := [2]int64{r.TypeID, r.MetricID}
 	s, ok := b.metricSeries[key]
 	if !ok {
@@ -68,6 +71,9 @@ func (b *builder) metric(row int, r *metricRow) {
 }
 
 func (b *builder) memUsage(row int, r *memUsageRow) {
+	if !b.inRange(tMemUsage, row, r.Start, r.Start) {
+		return
+	}
 	var sign int64
 	switch r.Op {
 	case 0:

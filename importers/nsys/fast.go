@@ -185,6 +185,7 @@ func (s *fastStmt) run(ctx context.Context, table string, live []*col, withRowid
 			if withRowid && ty[0] == sqliteInteger {
 				row = int(v[0])
 			}
+			drop := false
 			for k, c := range live {
 				switch ty[off+k] {
 				case sqliteInteger, sqliteFloat:
@@ -194,13 +195,17 @@ func (s *fastStmt) run(ctx context.Context, table string, live []*col, withRowid
 					}
 				case sqliteNull:
 					setNull(c)
+					if c.req {
+						drop = st.badCell(table, row, c, true) || drop
+					}
 				default:
 					setNull(c)
-					st.badCells++
-					if st.firstBad == "" {
-						st.firstBad = fmt.Sprintf("table %s row %d column %s", table, row, c.names[0])
-					}
+					drop = st.badCell(table, row, c, false) || drop
 				}
+			}
+			if drop {
+				st.dropped++
+				continue
 			}
 			fn(row)
 		}

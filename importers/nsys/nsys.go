@@ -34,6 +34,9 @@ func (importer) Import(ctx context.Context, path string, opts importers.Options)
 	defer d.close()
 	t := model.NewTrace(path, model.FormatNsys)
 	b := newBuilder(t, importers.NewWarner(t, opts))
+	for _, w := range sidecarWarnings(path) {
+		b.w.Warn("-", "%s", w)
+	}
 	r := &reader{d: d, b: b}
 	if err := r.read(ctx); err != nil {
 		if ctx.Err() != nil {

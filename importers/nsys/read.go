@@ -16,21 +16,41 @@ type reader struct {
 	b *builder
 }
 
-// report counts a table's rows and reports wrongly typed cells as one
-// warning per table.
+// report counts a table's rows and reports wrongly typed cells and dropped
+// rows as one warning each per table.
 func (r *reader) report(table string, st scanStats) {
-	r.b.rows[table] += st.rows
+	r.b.rows[table] += st.rows - st.dropped
 	if st.badCells > 0 {
 		r.b.w.Warn(st.firstBad, "%d cells of table %s hold a value of the wrong type (read as NULL)", st.badCells, table)
 	}
+	if st.dropped > 0 {
+		r.b.w.Warn(st.firstDropped, "%d rows of table %s dropped: a time is NULL or not a number", st.dropped, table)
+	}
+}
+
+// usable reports whether table is present with every required column of
+// cols; a table that lacks one is skipped with a warning, and what it
+// would have measured is noted as not measurable.
+func (r *reader) usable(table string, cols []col) bool {
+	if !r.d.has(table) {
+		return false
+	}
+	have, err := r.d.columns(table)
+	if err == nil {
+		if c := missingRequired(have, cols); c != "" {
+			r.b.skipTable(table, c)
+			return false
+		}
+	}
+	r.b.present[table] = true
+	return true
 }
 
 // scan reads one small table if present, on the main connection.
 func (r *reader) scan(ctx context.Context, table string, cols []col, order string, fn func(row int)) error {
-	if !r.d.has(table) {
+	if !r.usable(table, cols) {
 		return nil
 	}
-	r.b.present[table] = true
 	st, err := r.d.scan(ctx, table, cols, scanOpt{order: order}, fn)
 	r.report(table, st)
 	return err
@@ -158,7 +178,7 @@ func (r *reader) readRuntime(ctx context.Context) error {
 	for _, tab := range []string{tRuntime, tDriver} {
 		bind := func(x *runtimeRow) []col {
 			return []col{
-				ci(&x.Start, 0, "start"), ci(&x.End, 0, "end"), ci(&x.EventClass, -1, "eventClass"),
+				ct(&x.Start, "start"), ct(&x.End, "end"), ci(&x.EventClass, -1, "eventClass"),
 				ci(&x.GlobalTid, 0, "globalTid"), ci(&x.Correlation, 0, "correlationId"), ci(&x.NameID, -1, "nameId"),
 			}
 		}
@@ -186,7 +206,7 @@ func (r *reader) readKernels(ctx context.Context) error {
 			smem = ci(&k.SharedMem, 0, "dynamicSharedMemory")
 		}
 		return []col{
-			ci(&k.Start, 0, "start"), ci(&k.End, 0, "end"), ci(&k.DeviceID, 0, "deviceId"), ci(&k.StreamID, 0, "streamId"),
+			ct(&k.Start, "start"), ct(&k.End, "end"), ci(&k.DeviceID, 0, "deviceId"), ci(&k.StreamID, 0, "streamId"),
 			ci(&k.Correlation, 0, "correlationId"), ci(&k.GlobalPid, 0, "globalPid"),
 			ci(&k.Demangled, -1, "demangledName"), ci(&k.Short, -1, "shortName"), ci(&k.Registers, 0, "registersPerThread"),
 			ci(&k.Grid[0], 0, "gridX"), ci(&k.Grid[1], 0, "gridY"), ci(&k.Grid[2], 0, "gridZ"),
@@ -200,7 +220,7 @@ func (r *reader) readKernels(ctx context.Context) error {
 func (r *reader) readGraphTrace(ctx context.Context) error {
 	bind := func(g *graphTraceRow) []col {
 		return []col{
-			ci(&g.Start, 0, "start"), ci(&g.End, 0, "end"), ci(&g.DeviceID, 0, "deviceId"), ci(&g.StreamID, 0, "streamId"),
+			ct(&g.Start, "start"), ct(&g.End, "end"), ci(&g.DeviceID, 0, "deviceId"), ci(&g.StreamID, 0, "streamId"),
 			ci(&g.Correlation, 0, "correlationId"), ci(&g.GlobalPid, 0, "globalPid"), ci(&g.GraphID, 0, "graphId"),
 		}
 	}
@@ -210,7 +230,7 @@ func (r *reader) readGraphTrace(ctx context.Context) error {
 func (r *reader) readMemcpy(ctx context.Context) error {
 	bind := func(m *memcpyRow) []col {
 		return []col{
-			ci(&m.Start, 0, "start"), ci(&m.End, 0, "end"), ci(&m.DeviceID, 0, "deviceId"), ci(&m.StreamID, 0, "streamId"),
+			ct(&m.Start, "start"), ct(&m.End, "end"), ci(&m.DeviceID, 0, "deviceId"), ci(&m.StreamID, 0, "streamId"),
 			ci(&m.Correlation, 0, "correlationId"), ci(&m.GlobalPid, 0, "globalPid"), ci(&m.Bytes, -1, "bytes"),
 			ci(&m.CopyKind, 0, "copyKind"), ci(&m.SrcKind, 7, "srcKind"), ci(&m.DstKind, 7, "dstKind"),
 		}
@@ -221,7 +241,7 @@ func (r *reader) readMemcpy(ctx context.Context) error {
 func (r *reader) readMemset(ctx context.Context) error {
 	bind := func(m *memsetRow) []col {
 		return []col{
-			ci(&m.Start, 0, "start"), ci(&m.End, 0, "end"), ci(&m.DeviceID, 0, "deviceId"), ci(&m.StreamID, 0, "streamId"),
+			ct(&m.Start, "start"), ct(&m.End, "end"), ci(&m.DeviceID, 0, "deviceId"), ci(&m.StreamID, 0, "streamId"),
 			ci(&m.Correlation, 0, "correlationId"), ci(&m.GlobalPid, 0, "globalPid"), ci(&m.Bytes, -1, "bytes"),
 			ci(&m.MemKind, -1, "memKind"),
 		}
@@ -232,7 +252,7 @@ func (r *reader) readMemset(ctx context.Context) error {
 func (r *reader) readSync(ctx context.Context) error {
 	bind := func(s *syncRow) []col {
 		return []col{
-			ci(&s.Start, 0, "start"), ci(&s.End, 0, "end"), ci(&s.DeviceID, -1, "deviceId"), ci(&s.StreamID, -1, "streamId"),
+			ct(&s.Start, "start"), ct(&s.End, "end"), ci(&s.DeviceID, -1, "deviceId"), ci(&s.StreamID, -1, "streamId"),
 			ci(&s.Correlation, 0, "correlationId"), ci(&s.GlobalPid, 0, "globalPid"), ci(&s.SyncType, -1, "syncType"),
 		}
 	}
@@ -242,7 +262,7 @@ func (r *reader) readSync(ctx context.Context) error {
 func (r *reader) readNVTX(ctx context.Context) error {
 	bind := func(n *nvtxRow) []col {
 		cols := []col{
-			ci(&n.Start, 0, "start"), ci(&n.End, 0, "end"), ci(&n.EventType, -1, "eventType"),
+			ct(&n.Start, "start"), ci(&n.End, 0, "end"), ci(&n.EventType, -1, "eventType"),
 			ci(&n.GlobalTid, 0, "globalTid"), ci(&n.TextID, -1, "textId"), ci(&n.DomainID, 0, "domainId"),
 			cs(&n.Text, "text"),
 		}
@@ -257,7 +277,7 @@ func (r *reader) readNVTX(ctx context.Context) error {
 func (r *reader) readOSRT(ctx context.Context) error {
 	bind := func(o *osrtRow) []col {
 		return []col{
-			ci(&o.Start, 0, "start"), ci(&o.End, 0, "end"), ci(&o.EventClass, -1, "eventClass"),
+			ct(&o.Start, "start"), ct(&o.End, "end"), ci(&o.EventClass, -1, "eventClass"),
 			ci(&o.GlobalTid, 0, "globalTid"), ci(&o.NameID, -1, "nameId"), ci(&o.CallchainID, 0, "callchainId"),
 		}
 	}
@@ -271,14 +291,14 @@ func (r *reader) readGPUMetrics(ctx context.Context) error {
 		return err
 	}
 	var m metricRow
-	return r.scan(ctx, tGPUMetrics, []col{ci(&m.Timestamp, 0, "timestamp"), ci(&m.TypeID, -1, "typeId"),
+	return r.scan(ctx, tGPUMetrics, []col{ct(&m.Timestamp, "timestamp"), ci(&m.TypeID, -1, "typeId"),
 		ci(&m.MetricID, -1, "metricId"), cf(&m.Value, "value")}, "timestamp", func(row int) { r.b.metric(row, &m) })
 }
 
 func (r *reader) readMemUsage(ctx context.Context) error {
 	var m memUsageRow
 	cols := []col{
-		ci(&m.Start, 0, "start"), ci(&m.GlobalPid, 0, "globalPid"), ci(&m.DeviceID, 0, "deviceId"),
+		ct(&m.Start, "start"), ci(&m.GlobalPid, 0, "globalPid"), ci(&m.DeviceID, 0, "deviceId"),
 		ci(&m.Address, 0, "address"), ci(&m.Bytes, 0, "bytes"), ci(&m.MemKind, -1, "memKind"),
 		ci(&m.Op, -1, "memoryOperationType"),
 	}
@@ -357,7 +377,7 @@ func (r *reader) readGIL(ctx context.Context, tab string) error {
 	}
 	var g gilRow
 	var sid int64
-	cols := []col{ci(&g.Start, 0, start), ci(&g.End, 0, end), ci(&g.GlobalTid, 0, tid)}
+	cols := []col{ct(&g.Start, start), ct(&g.End, end), ci(&g.GlobalTid, 0, tid)}
 	if fixed == "" && state != "" {
 		cols = append(cols, cs(&g.State, state))
 	} else if fixed == "" {

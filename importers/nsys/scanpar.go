@@ -39,10 +39,10 @@ type producer[R any] struct {
 // one value) and calls fn with each row's number and value, in table order.
 // order asks for an ORDER BY (and a sequential read).
 func scanRows[R any](ctx context.Context, r *reader, table string, bind func(*R) []col, order string, fn func(row int, x *R)) error {
-	if !r.d.has(table) {
+	var probe R
+	if !r.usable(table, bind(&probe)) {
 		return nil
 	}
-	r.b.present[table] = true
 	parts := 1
 	var lo, hi, n int64
 	if order == "" {
@@ -55,7 +55,6 @@ func scanRows[R any](ctx context.Context, r *reader, table string, bind func(*R)
 		}
 	}
 	if parts > 1 {
-		var probe R
 		pl, err := r.d.plan(table, bind(&probe), scanOpt{part: true, lo: 1, hi: 0})
 		if err != nil || !pl.allInts || !pl.withRowid || len(pl.live) == 0 || r.d.fastHandle() == nil {
 			parts = 1
@@ -101,11 +100,7 @@ func scanRows[R any](ctx context.Context, r *reader, table string, bind func(*R)
 	wg.Wait()
 	var total scanStats
 	for _, p := range ps {
-		total.rows += p.st.rows
-		total.badCells += p.st.badCells
-		if total.firstBad == "" {
-			total.firstBad = p.st.firstBad
-		}
+		total.add(p.st)
 	}
 	r.report(table, total)
 	if err := ctx.Err(); err != nil {

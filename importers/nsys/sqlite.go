@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -211,19 +212,72 @@ type col struct {
 	// expr replaces the plain column in the SELECT list (e.g. a sum), with
 	// %s standing for the quoted column name.
 	expr string
+	// req marks a required column (a time): a table without it is skipped,
+	// and a row whose cell is NULL or not a number is dropped.
+	req bool
 }
 
 func ci(p *int64, null int64, names ...string) col {
 	return col{names: names, kind: kInt, i: p, null: null}
 }
+
+// ct is a required time column.
+func ct(p *int64, names ...string) col   { return col{names: names, kind: kInt, i: p, req: true} }
 func cf(p *float64, names ...string) col { return col{names: names, kind: kFloat, f: p} }
 func cs(p *string, names ...string) col  { return col{names: names, kind: kStr, s: p} }
 
 // scanStats reports what a scan met.
 type scanStats struct {
-	rows     int
-	badCells int    // cells whose value had the wrong type
-	firstBad string // position of the first such cell
+	rows         int
+	badCells     int    // cells whose value had the wrong type
+	firstBad     string // position of the first such cell
+	dropped      int    // rows dropped for a NULL or non-numeric required cell
+	firstDropped string // position of the first such cell
+}
+
+// badCell counts a cell of c that was NULL (null) or of the wrong type; it
+// reports whether the row is to be dropped (c is required).
+func (st *scanStats) badCell(table string, row int, c *col, null bool) (drop bool) {
+	switch {
+	case c.req:
+		if st.firstDropped == "" {
+			st.firstDropped = fmt.Sprintf("table %s row %d column %s", table, row, c.names[0])
+		}
+		return true
+	case !null:
+		st.badCells++
+		if st.firstBad == "" {
+			st.firstBad = fmt.Sprintf("table %s row %d column %s", table, row, c.names[0])
+		}
+	}
+	return false
+}
+
+// add merges o (a parallel producer's stats) into st.
+func (st *scanStats) add(o scanStats) {
+	st.rows += o.rows
+	st.badCells += o.badCells
+	st.dropped += o.dropped
+	if st.firstBad == "" {
+		st.firstBad = o.firstBad
+	}
+	if st.firstDropped == "" {
+		st.firstDropped = o.firstDropped
+	}
+}
+
+// missingRequired returns the first required column of cols that table
+// lacks (under any of its names), or "".
+func missingRequired(have map[string]bool, cols []col) string {
+	for _, c := range cols {
+		if !c.req {
+			continue
+		}
+		if !slices.ContainsFunc(c.names, func(n string) bool { return have[n] }) {
+			return c.names[0]
+		}
+	}
+	return ""
 }
 
 // scanOpt narrows a scan.
@@ -414,13 +468,16 @@ func (d *db) scan(ctx context.Context, table string, cols []col, opt scanOpt, fn
 				row = int(id)
 			}
 		}
+		drop := false
 		for k, c := range live {
-			if !assign(c, dest[off+k]) {
-				st.badCells++
-				if st.firstBad == "" {
-					st.firstBad = fmt.Sprintf("table %s row %d column %s", table, row, c.names[0])
-				}
+			v := dest[off+k]
+			if !assign(c, v) || (v == nil && c.req) {
+				drop = st.badCell(table, row, c, v == nil) || drop
 			}
+		}
+		if drop {
+			st.dropped++
+			continue
 		}
 		fn(row)
 	}
