@@ -234,3 +234,51 @@ func dumpJobLog(p func(string, ...any), j *JobLog) {
 			c.GPUBlocks, c.CPUBlocks, c.KVTokens, g(c.MaxConcurrency), c.MaxConcurrencyTokens, c.KVMemoryBytes, c.MaxNumSeqs, g(c.GPUMemUtil), g(c.InitSeconds))
 	}
 }
+
+// EngineSeries is the stats of one engine instance, in file order.
+type EngineSeries struct {
+	Engine, ID string
+	Stats      []EngineStat
+}
+
+// Name is "vllm-v1 Engine 000", "sglang TP0" or the engine alone.
+func (s EngineSeries) Name() string {
+	if s.ID == "" {
+		return s.Engine
+	}
+	return s.Engine + " " + s.ID
+}
+
+// Series groups Stats per (Engine, ID) in first-seen order.
+func (j *JobLog) Series() []EngineSeries {
+	var out []EngineSeries
+	idx := map[[2]string]int{}
+	for _, s := range j.Stats {
+		k := [2]string{s.Engine, s.ID}
+		i, ok := idx[k]
+		if !ok {
+			i = len(out)
+			idx[k] = i
+			out = append(out, EngineSeries{Engine: s.Engine, ID: s.ID})
+		}
+		out[i].Stats = append(out[i].Stats, s)
+	}
+	return out
+}
+
+// EventsOf returns the events of one kind, in file order.
+func (j *JobLog) EventsOf(kind string) []EngineEvent {
+	var out []EngineEvent
+	for _, e := range j.Events {
+		if e.Kind == kind {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// LogEvidence points at a log line (no device, stream or thread); start and
+// end are the line's time (0 when it has none).
+func LogEvidence(rank int, t Time, note string) Evidence {
+	return Evidence{Rank: rank, Device: NoDevice, Stream: NoStream, Thread: -1, Start: t, End: t, Note: note}
+}

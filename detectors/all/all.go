@@ -4,6 +4,7 @@ package all
 
 import (
 	"github.com/tracedx/tracedx/detectors"
+	"github.com/tracedx/tracedx/detectors/collectivetimeout"
 	"github.com/tracedx/tracedx/detectors/commwait"
 	"github.com/tracedx/tracedx/detectors/gilstall"
 	"github.com/tracedx/tracedx/detectors/kernelgap"
@@ -28,6 +29,7 @@ func Detectors() []*detectors.Detector {
 		ncclbw.Detector,
 		nccltransport.Detector,
 		ncclerrors.Detector,
+		collectivetimeout.Detector,
 	}
 }
 
