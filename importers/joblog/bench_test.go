@@ -44,7 +44,7 @@ func writeBig(tb testing.TB, dir string, size int64) string {
 // folder, never committed) and reports the peak heap: memory stays bounded
 // (stats decimated, events capped) whatever the size.
 func BenchmarkParseBig(b *testing.B) {
-	path := writeBig(b, b.TempDir(), 64<<20)
+	path := writeBig(b, b.TempDir(), 32<<20)
 	st, _ := os.Stat(path)
 	b.SetBytes(st.Size())
 	b.ReportAllocs()

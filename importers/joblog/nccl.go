@@ -40,8 +40,6 @@ const (
 //	X set by environment to Y
 //	N coll channels, [M collnet channels, ][K nvls channels, ]P p2p channels, Q p2p channels per peer
 var (
-	reNCCLHead   = regexp.MustCompile(`(?:^|\s)([^\s:]+):(\d+):(\d+) \[(\d+)\] (?:[\w./-]+:\d+ )?NCCL (INFO|WARN)\b ?`)
-	reBareHead   = regexp.MustCompile(`(?:^|\s)(?:\[(\d+)\] )?NCCL (INFO|WARN)\b ?`)
 	reIfAddr     = regexp.MustCompile(`(?:\[\d+\])?([\w.:-]+?):([0-9a-fA-F.:%]+)<\d+>`)
 	reHCA        = regexp.MustCompile(`\[\d+\]([\w.-]+:\d+)/(\w+)`)
 	reConn       = regexp.MustCompile(`^Channel \d+/\d+ : (\d+)\[(\d+)\] -> (\d+)\[(\d+)\](?: \[\w+\])? via (.+)$`)
@@ -54,6 +52,54 @@ var (
 	reOFIProv    = regexp.MustCompile(`(?i)^NET/OFI Selected provider is (\w+)`)
 	reChanCounts = regexp.MustCompile(`^(\d+) coll channels, (?:(\d+) collnet channels, )?(?:(\d+) nvls channels, )?(\d+) p2p channels`)
 )
+
+// ncclHead splits "host:pid:tid [dev] [file.cc:NN ]NCCL INFO|WARN body" (the
+// host and device may be missing: users trim them). ok is false when the
+// line has no NCCL INFO / WARN marker.
+func ncclHead(msg []byte) (host string, dev int, kind string, body []byte, ok bool) {
+	i := -1
+	for off := 0; ; {
+		k := bytes.Index(msg[off:], []byte("NCCL "))
+		if k < 0 {
+			return "", -1, "", nil, false
+		}
+		k += off
+		rest := msg[k+5:]
+		if (k == 0 || msg[k-1] == ' ' || msg[k-1] == ']') && (bytes.HasPrefix(rest, []byte("INFO")) || bytes.HasPrefix(rest, []byte("WARN"))) &&
+			(len(rest) == 4 || rest[4] == ' ') {
+			i = k
+			kind = string(rest[:4])
+			body = rest[4:]
+			break
+		}
+		off = k + 5
+	}
+	dev = -1
+	toks := bytes.Fields(msg[:i])
+	n := len(toks)
+	if n > 0 && bytes.IndexByte(toks[n-1], '[') < 0 && bytes.IndexByte(toks[n-1], '.') > 0 && bytes.IndexByte(toks[n-1], ':') > 0 {
+		n-- // "misc/ibvwrap.cc:63" source location of WARN lines
+	}
+	if n > 0 {
+		if t := toks[n-1]; len(t) > 2 && t[0] == '[' && t[len(t)-1] == ']' && isDigits(t[1:len(t)-1]) {
+			dev = atoi(t[1 : len(t)-1])
+			n--
+		}
+	}
+	if n > 0 {
+		t := toks[n-1]
+		if c2 := bytes.LastIndexByte(t, ':'); c2 > 0 && isDigits(t[c2+1:]) {
+			if c1 := bytes.LastIndexByte(t[:c2], ':'); c1 > 0 && isDigits(t[c1+1:c2]) {
+				h := t[:c1]
+				if j := bytes.LastIndexAny(h, "]:"); j >= 0 {
+					h = h[j+1:] // "[rank0]:host" glued by a launcher
+				}
+				host = string(h)
+			}
+		}
+	}
+	return host, dev, kind, body, true
+}
 
 // hostAcc accumulates one host's NCCL facts.
 type hostAcc struct {
@@ -83,24 +129,8 @@ func resetFacts(f *model.NCCLFacts) {
 // ncclLine parses a line holding "NCCL INFO" / "NCCL WARN"; it returns false
 // when there is no such marker.
 func (s *ncclState) line(msg []byte, j *model.JobLog) bool {
-	if !bytes.Contains(msg, []byte("NCCL INFO")) && !bytes.Contains(msg, []byte("NCCL WARN")) {
-		return false
-	}
-	host, dev := "", -1
-	var kind string
-	var body []byte
-	if m := reNCCLHead.FindSubmatchIndex(msg); m != nil {
-		host = string(msg[m[2]:m[3]])
-		dev = atoi(msg[m[8]:m[9]])
-		kind = string(msg[m[10]:m[11]])
-		body = msg[m[1]:]
-	} else if m := reBareHead.FindSubmatchIndex(msg); m != nil {
-		if m[2] >= 0 {
-			dev = atoi(msg[m[2]:m[3]])
-		}
-		kind = string(msg[m[4]:m[5]])
-		body = msg[m[1]:]
-	} else {
+	host, dev, kind, body, ok := ncclHead(msg)
+	if !ok {
 		return false
 	}
 	body = bytes.TrimSpace(body)
