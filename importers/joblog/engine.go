@@ -164,7 +164,7 @@ func orMissing(bad []string) []string {
 //	Prefill batch. #new-seq: %d, #new-token: %d, #cached-token: %d, [cache hit rate: %.2f%%, ]
 //	  token usage: %.2f, #running-req: %d, #queue-req: %d[, ...]
 //	Decode batch. #running-req: %d, #token: %d, token usage: %.2f, [cuda graph: %s, ]
-//	  [accept len: %.2f, ]gen throughput (token/s): %.2f, #queue-req: %d[, ...]
+//	  [accept len: %.2f, [accept rate: %.2f, ]]gen throughput (token/s): %.2f, #queue-req: %d[, ...]
 //
 // ("Decode batch," with a comma in late 2025 builds; trailing ", " kept.)
 func (p *parser) sglangBatch(s string, d decor, n int, final bool) result {
@@ -182,7 +182,7 @@ func (p *parser) sglangBatch(s string, d decor, n int, final bool) result {
 		return unknown
 	}
 	st := newStat("sglang", d.inst, kind, d, n)
-	accept := -1.0
+	accept, acceptRate := -1.0, -1.0
 	var bad []string
 	queueSeen := false
 	for _, f := range fields(rest) {
@@ -211,6 +211,8 @@ func (p *parser) sglangBatch(s string, d decor, n int, final bool) result {
 			st.PrefixHit = v
 		case "accept len":
 			accept = v
+		case "accept rate":
+			acceptRate = v
 		default:
 			continue
 		}
@@ -226,8 +228,8 @@ func (p *parser) sglangBatch(s string, d decor, n int, final bool) result {
 		return known
 	}
 	p.stats.add(st)
-	if accept >= 0 {
-		p.spec.add(model.SpecDecodeStat{Engine: "sglang", ID: d.inst, Time: d.time, HasTime: d.hasTime, Line: n, AcceptRate: -1,
+	if accept >= 0 || acceptRate >= 0 {
+		p.spec.add(model.SpecDecodeStat{Engine: "sglang", ID: d.inst, Time: d.time, HasTime: d.hasTime, Line: n, AcceptRate: acceptRate,
 			MeanAcceptLen: accept, Accepted: -1, Drafted: -1, NumSpecTokens: -1})
 	}
 	p.source("sglang")

@@ -216,7 +216,7 @@ var fixtures = map[string]func() string{
 		g.ln("[2025-04-02 11:00:09 TP0] Capture cuda graph end. Time elapsed: 8.52 s. mem usage=0.42 GB. avail mem=12.31 GB.")
 		g.ln("[11:00:10 TP0] %s", sglPrefill(4, 8192, 291, 1, 38, 0.04))
 		g.ln("[2025-04-02 11:00:11 DP1 TP1] %s", sglDecode(".", 32, 120000, 0.93, 2810.5, 12, "cuda graph: True, "))
-		g.ln("[2025-04-02 11:00:12 DP1 TP1] %s", sglDecode(",", 32, 121000, 0.95, 2790.0, 14, "cuda graph: True, accept len: 2.41, "))
+		g.ln("[2025-04-02 11:00:12 DP1 TP1] %s", sglDecode(",", 32, 121000, 0.95, 2790.0, 14, "cuda graph: True, accept len: 2.41, accept rate: 0.47, "))
 		g.ln("[2025-04-02 11:00:13 DP1 TP1] Decode out of memory happened. #retracted_reqs: 3, #new_token_ratio: 0.7000 -> 1.0000")
 		g.ln("[2025-04-02 11:00:14 TP0] Decode batch. #running-req: x, #token: 1, token usage: 0.10, gen throughput (token/s): 1.00, #queue-req: 0")
 		g.ln(`I0402 11:00:15.100000 20559 libtensorrtllm.cc:1205] {"Active Request Count":12,"Context Requests":1,"Free KV cache `)

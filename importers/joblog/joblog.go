@@ -228,6 +228,12 @@ func (p *parser) dispatch(msg []byte, d decor, n int, final bool) result {
 		p.source("nccl")
 		return known
 	}
+	if bytes.HasPrefix(msg, []byte("NCCL version ")) {
+		// NCCL_DEBUG=VERSION prints the version line bare.
+		p.nccl.version(string(msg[len("NCCL version "):]))
+		p.source("nccl")
+		return known
+	}
 	s := string(msg)
 	if c10dLine(msg, d, n, p.j, func(f string, a ...any) { p.warn(n, f, a...) }) {
 		p.source("c10d")

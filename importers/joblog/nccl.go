@@ -186,13 +186,7 @@ func (a *hostAcc) apply(kind string, msg []byte, j *model.JobLog) {
 			f.RingChannels = max(f.RingChannels, atoiS(m[1]))
 		}
 	case strings.HasPrefix(s, "NCCL version "):
-		if f.Version == "" {
-			v := strings.TrimSpace(s[len("NCCL version "):])
-			if i := strings.IndexByte(v, ' '); i > 0 {
-				v = v[:i]
-			}
-			f.Version = v
-		}
+		setVersion(f, s[len("NCCL version "):])
 	case strings.HasPrefix(s, "Bootstrap"):
 		if i := strings.Index(s, "Using "); i > 0 {
 			for _, m := range reIfAddr.FindAllStringSubmatch(s[i:], -1) {
@@ -289,6 +283,20 @@ func (a *hostAcc) apply(kind string, msg []byte, j *model.JobLog) {
 			f.NVLSSupport = 1
 		}
 	}
+}
+
+// version records a bare "NCCL version X" line (no host) for the whole log.
+func (s *ncclState) version(v string) { setVersion(&s.all.h.Facts, v) }
+
+func setVersion(f *model.NCCLFacts, v string) {
+	if f.Version != "" {
+		return
+	}
+	v = strings.TrimSpace(v)
+	if i := strings.IndexByte(v, ' '); i > 0 {
+		v = v[:i]
+	}
+	f.Version = v
 }
 
 func (a *hostAcc) gdr(s string) {
