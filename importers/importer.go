@@ -135,14 +135,20 @@ func unwrapPath(err error) error {
 	return err
 }
 
+// DeepSniffSize is how many leading bytes Sniff receives on a second look,
+// when no importer was sure of the first SniffSize bytes.
+const DeepSniffSize = 256 << 10
+
 // Head returns up to SniffSize leading bytes of path, decompressed if gzip.
-func Head(path string) ([]byte, error) {
+func Head(path string) ([]byte, error) { return headN(path, SniffSize) }
+
+func headN(path string, size int) ([]byte, error) {
 	rc, _, err := Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer rc.Close()
-	buf := make([]byte, SniffSize)
+	buf := make([]byte, size)
 	n, err := io.ReadFull(rc, buf)
 	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
 		return nil, &InputError{File: path, Pos: "byte 0", Err: err}
@@ -192,6 +198,22 @@ func (r *Registry) Detect(path string) (Importer, error) {
 	for _, imp := range r.list {
 		if s := imp.Sniff(head); s > bestScore {
 			best, bestScore = imp, s
+		}
+	}
+	if bestScore < 80 && len(head) == SniffSize {
+		// An unsure guess on a longer file: look further (a log's telling
+		// lines may come after the first few KiB of launcher output).
+		if long, err := headN(path, DeepSniffSize); err == nil {
+			var deep Importer
+			deepScore := 0
+			for _, imp := range r.list {
+				if s := imp.Sniff(long); s > deepScore {
+					deep, deepScore = imp, s
+				}
+			}
+			if deep != nil {
+				best = deep
+			}
 		}
 	}
 	if best == nil {

@@ -132,6 +132,9 @@ func (t *Trace) Dump(w io.Writer) error {
 	if t.Bench != nil {
 		dumpBench(p, t.Bench)
 	}
+	if t.JobLog != nil {
+		dumpJobLog(p, t.JobLog)
+	}
 	p("warnings %d\n", len(t.Warnings))
 	for _, w := range t.Warnings {
 		p("  %s: %s\n", w.Position, w.Message)

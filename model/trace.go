@@ -104,6 +104,8 @@ type Trace struct {
 
 	// Bench holds nccl-tests / rccl-tests results (nil for timelines).
 	Bench *Bench
+	// JobLog holds what a job / inference-server log says (nil otherwise).
+	JobLog *JobLog
 
 	// Meta holds scalar facts from the file's header (e.g. "cuda_runtime_version").
 	Meta map[string]string

@@ -4,13 +4,17 @@ package all
 
 import (
 	"github.com/tracedx/tracedx/detectors"
+	"github.com/tracedx/tracedx/detectors/collectivetimeout"
 	"github.com/tracedx/tracedx/detectors/commwait"
 	"github.com/tracedx/tracedx/detectors/gilstall"
 	"github.com/tracedx/tracedx/detectors/kernelgap"
 	"github.com/tracedx/tracedx/detectors/memcpy"
+	"github.com/tracedx/tracedx/detectors/memorypressure"
 	"github.com/tracedx/tracedx/detectors/ncclbw"
 	"github.com/tracedx/tracedx/detectors/ncclerrors"
 	"github.com/tracedx/tracedx/detectors/nccltransport"
+	"github.com/tracedx/tracedx/detectors/servingthroughput"
+	"github.com/tracedx/tracedx/detectors/specdecode"
 	"github.com/tracedx/tracedx/detectors/syncapi"
 	"github.com/tracedx/tracedx/detectors/tracehealth"
 )
@@ -28,6 +32,10 @@ func Detectors() []*detectors.Detector {
 		ncclbw.Detector,
 		nccltransport.Detector,
 		ncclerrors.Detector,
+		collectivetimeout.Detector,
+		servingthroughput.Detector,
+		memorypressure.Detector,
+		specdecode.Detector,
 	}
 }
 

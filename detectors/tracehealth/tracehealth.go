@@ -41,7 +41,7 @@ available). Repair or re-export files that produced many import warnings.
 func run(p *detectors.Pass) error {
 	warnAt := int(p.Param("warn_warnings"))
 	for _, t := range p.Set.Traces {
-		if t.Format == model.FormatNCCLTests {
+		if t.Format == model.FormatNCCLTests || t.Format == model.FormatJobLog {
 			continue
 		}
 		var gaps []string

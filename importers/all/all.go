@@ -3,6 +3,7 @@ package all
 
 import (
 	"github.com/tracedx/tracedx/importers"
+	"github.com/tracedx/tracedx/importers/joblog"
 	"github.com/tracedx/tracedx/importers/kineto"
 	"github.com/tracedx/tracedx/importers/nccltests"
 	"github.com/tracedx/tracedx/importers/nsys"
@@ -16,5 +17,6 @@ func Registry() *importers.Registry {
 		nsys.New(),
 		kineto.New(),
 		nccltests.New(),
+		joblog.New(),
 	)
 }

@@ -22,6 +22,7 @@ func TestCorpusAnalyzes(t *testing.T) {
 	files = append(files, corpus.Files(t, "corpus/kineto", ".json.gz", ".json")...)
 	files = append(files, corpus.Files(t, "corpus/nsys", ".sqlite")...)
 	files = append(files, corpus.Files(t, "corpus/nccl", ".log")...)
+	files = append(files, corpus.Files(t, "corpus/joblogs", ".log")...)
 	for _, f := range files {
 		f := f
 		t.Run(filepath.Base(f), func(t *testing.T) {
