@@ -11,17 +11,38 @@ import (
 )
 
 // Formats lists the report formats Render knows.
-var Formats = []string{"text", "md", "json"}
+var Formats = []string{"text", "md", "json", "html"}
 
-// Render writes r in the named format.
+// Options tune the text, Markdown and HTML renderers.
+type Options struct {
+	// Full writes every row, finding and evidence window instead of the
+	// ticket-sized default (--detail full).
+	Full bool
+}
+
+// HTMLRenderer renders the HTML report; package export/html sets it (export
+// cannot import it: html builds on this package's helpers).
+var HTMLRenderer func(w io.Writer, r *model.Report, o Options) error
+
+// Render writes r in the named format with default options.
 func Render(w io.Writer, r *model.Report, format string) error {
+	return RenderOpts(w, r, format, Options{})
+}
+
+// RenderOpts writes r in the named format.
+func RenderOpts(w io.Writer, r *model.Report, format string, o Options) error {
 	switch format {
 	case "", "text":
-		return Text(w, r)
+		return textOpts(w, r, o)
 	case "md", "markdown":
-		return Markdown(w, r)
+		return markdownOpts(w, r, o)
 	case "json":
 		return JSON(w, r)
+	case "html":
+		if HTMLRenderer == nil {
+			return fmt.Errorf("format html: the HTML renderer is not linked in (import export/html)")
+		}
+		return HTMLRenderer(w, r, o)
 	}
 	return fmt.Errorf("unknown format %q (want %s)", format, strings.Join(Formats, ", "))
 }
