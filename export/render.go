@@ -11,7 +11,8 @@ import (
 )
 
 // Formats lists the report formats Render knows.
-var Formats = []string{"text", "md", "json", "html"}
+// "html" joins when package export/html is linked in.
+var Formats = []string{"text", "md", "json"}
 
 // Options tune the text, Markdown and HTML renderers.
 type Options struct {
@@ -20,9 +21,17 @@ type Options struct {
 	Full bool
 }
 
-// HTMLRenderer renders the HTML report; package export/html sets it (export
-// cannot import it: html builds on this package's helpers).
-var HTMLRenderer func(w io.Writer, r *model.Report, o Options) error
+// htmlRenderer renders the HTML report; package export/html registers it
+// (export cannot import it: html builds on this package's tables).
+var htmlRenderer func(w io.Writer, r *model.Report, o Options) error
+
+// RegisterHTML installs the HTML renderer and adds "html" to Formats.
+func RegisterHTML(fn func(w io.Writer, r *model.Report, o Options) error) {
+	if htmlRenderer == nil {
+		Formats = append(Formats, "html")
+	}
+	htmlRenderer = fn
+}
 
 // Render writes r in the named format with default options.
 func Render(w io.Writer, r *model.Report, format string) error {
@@ -39,10 +48,10 @@ func RenderOpts(w io.Writer, r *model.Report, format string, o Options) error {
 	case "json":
 		return JSON(w, r)
 	case "html":
-		if HTMLRenderer == nil {
+		if htmlRenderer == nil {
 			return fmt.Errorf("format html: the HTML renderer is not linked in (import export/html)")
 		}
-		return HTMLRenderer(w, r, o)
+		return htmlRenderer(w, r, o)
 	}
 	return fmt.Errorf("unknown format %q (want %s)", format, strings.Join(Formats, ", "))
 }

@@ -27,7 +27,7 @@ type sumTable struct {
 }
 
 func plain(format string, args ...any) cell { return cell{s: fmt.Sprintf(format, args...)} }
-func nameCell(s string) cell               { return cell{s: s, name: true} }
+func nameCell(s string) cell                { return cell{s: s, name: true} }
 
 // fdur formats a float ns value as a Duration ("-" when unknown).
 func fdur(f float64) cell {
