@@ -260,3 +260,50 @@ func writeTableMD(p func(string, ...any), t sumTable, level string) {
 	}
 	p("\n")
 }
+
+// Cell is one cell of a summary table; Name cells hold kernel, range, op or
+// API names.
+type Cell struct {
+	Text string
+	Name bool
+}
+
+// Table is one summary table as the text and Markdown reports show it.
+type Table struct {
+	ID, Title, Note string
+	Head            []string
+	Rows            [][]Cell
+	// More counts the rows left out by the limit.
+	More int
+}
+
+// SummaryTables returns the summary tables of r, at most limit rows each
+// (0 = all), for other renderers (HTML).
+func SummaryTables(r *model.Report, limit int) []Table {
+	var out []Table
+	for _, t := range summaryTables(r, limit) {
+		o := Table{ID: t.id, Title: t.title, Note: t.note, Head: t.head, More: t.more}
+		for _, row := range t.rows {
+			cells := make([]Cell, len(row))
+			for i, c := range row {
+				cells[i] = Cell{Text: c.s, Name: c.name}
+			}
+			o.Rows = append(o.Rows, cells)
+		}
+		out = append(out, o)
+	}
+	return out
+}
+
+// Shorten applies MaxNameBytes to a name (HTML and other renderers).
+func Shorten(s string) string { return shorten(s) }
+
+// EvidenceWhere describes where an evidence window is, with its offset from
+// its rank's first GPU activity.
+func EvidenceWhere(r *model.Report, ev model.Evidence) string { return evidenceWhere(ev, origins(r)) }
+
+// FormatMetric formats a finding metric for people (no exponents).
+func FormatMetric(m model.Metric) string { return formatMetric(m) }
+
+// TextSafe applies MaxNameBytes and escapes control characters (see textSafe).
+func TextSafe(s string) string { return textSafe(s) }
