@@ -151,6 +151,28 @@ type MemorySummary struct {
 // MaxMemoryPoints bounds MemorySummary.Series.
 const MaxMemoryPoints = 200
 
+// TimelineBins is the number of bins of a DeviceTimeline.
+const TimelineBins = 240
+
+// DeviceTimeline is a device's GPU occupancy over its span, in equal bins:
+// Busy[i] is the busy fraction (0..1) of bin i (union of kernels, copies,
+// sets), for drawing.
+type DeviceTimeline struct {
+	Rank       int
+	Device     DeviceID
+	Start, End Time
+	Busy       []float64
+}
+
+// StepSummary is one profiler step of one rank with the GPU busy time
+// (union over the rank's devices) inside it.
+type StepSummary struct {
+	Rank       int
+	Name       string
+	Start, End Time
+	GPUBusy    Duration
+}
+
 // Summary holds the summary tables of a report. A nil slice means the
 // captures hold nothing of that kind (the table is not measurable).
 type Summary struct {
@@ -159,4 +181,7 @@ type Summary struct {
 	Copies []CopySummary
 	Ops    []OpSummary
 	Memory []MemorySummary
+	// Timelines and Steps feed the HTML report's plots.
+	Timelines []DeviceTimeline
+	Steps     []StepSummary
 }

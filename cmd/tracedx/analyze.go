@@ -190,7 +190,7 @@ func runAnalyze(g *globalOpts, opts *analyzeOptions) error {
 	if err != nil {
 		return err
 	}
-	write := func(w io.Writer) error { return export.Render(w, rep, opts.Format) }
+	write := func(w io.Writer) error { return export.RenderOpts(w, rep, opts.Format, renderOpts) }
 	if render, ok := analyzeFormats[opts.Format]; ok {
 		write = func(w io.Writer) error { return render(opts, w, rep) }
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/tracedx/tracedx/compare"
 	"github.com/tracedx/tracedx/export"
+	"github.com/tracedx/tracedx/export/html"
 	"github.com/tracedx/tracedx/internal/pipeline"
 )
 
@@ -61,7 +62,7 @@ busy time grew by more than PCT percent.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVarP(&opts.Format, "format", "f", "text", "output format: "+strings.Join(compare.Formats, ", "))
+	f.StringVarP(&opts.Format, "format", "f", "text", "output format: "+strings.Join(compare.Formats, ", ")+", html")
 	f.StringVarP(&opts.Output, "output", "o", "", "write the diff to FILE (atomically) instead of stdout")
 	f.Float64Var(&opts.FailPct, "fail-on-regression", 0, "exit 1 when span, step time or GPU busy time grew by more than PCT percent (0 = off)")
 	f.Float64Var(&opts.MinOverlap, "min-overlap", compare.DefaultMinOverlap, "kernel-name overlap (Jaccard, 0..1) below which the runs are reported as not comparable")
@@ -90,7 +91,7 @@ func runDiff(g *globalOpts, opts *diffOptions) error {
 	for _, f := range compare.Formats {
 		okFormat = okFormat || f == opts.Format
 	}
-	if !okFormat && opts.Format != "markdown" {
+	if !okFormat && opts.Format != "markdown" && opts.Format != "html" {
 		return usageError("--format %q: want one of %s", opts.Format, strings.Join(compare.Formats, ", "))
 	}
 	if opts.FailPct < 0 {
@@ -139,6 +140,9 @@ func runDiff(g *globalOpts, opts *diffOptions) error {
 	}
 	res := compare.Compare(base, cand, compare.Options{MinOverlap: minOverlap, FailPct: opts.FailPct})
 	write := func(w io.Writer) error { return compare.Render(w, res, opts.Format) }
+	if opts.Format == "html" {
+		write = func(w io.Writer) error { return html.Diff(w, res) }
+	}
 	if opts.Output != "" && opts.Output != "-" {
 		if err := export.WriteFileAtomic(opts.Output, write); err != nil {
 			return fmt.Errorf("writing %s: %w", opts.Output, err)

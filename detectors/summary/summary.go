@@ -38,6 +38,7 @@ func Compute(set *model.TraceSet) Result {
 	res.Summary.Copies = copies(set)
 	res.Summary.Ops = ops(set)
 	res.Summary.Memory = memory(set)
+	res.Summary.Timelines, res.Summary.Steps = timelines(set)
 	return res
 }
 
@@ -464,4 +465,61 @@ func series(t *model.Trace, idx []int) []model.MemoryPoint {
 		}
 	}
 	return out
+}
+
+// timelines bins each device's busy intervals and measures the GPU busy
+// time inside each profiler step.
+func timelines(set *model.TraceSet) ([]model.DeviceTimeline, []model.StepSummary) {
+	var tls []model.DeviceTimeline
+	var steps []model.StepSummary
+	for _, t := range set.Traces {
+		acts := detectors.Activities(t)
+		ids, byDev := detectors.ByDevice(acts)
+		var all []model.Interval
+		for _, id := range ids {
+			ivs := make([]model.Interval, 0, len(byDev[id]))
+			for _, a := range byDev[id] {
+				ivs = append(ivs, model.Interval{Start: a.Start, End: a.End})
+			}
+			u := detectors.Union(ivs)
+			all = append(all, u...)
+			if len(u) == 0 {
+				continue
+			}
+			tl := model.DeviceTimeline{Rank: t.Rank, Device: id, Start: u[0].Start, End: u[len(u)-1].End, Busy: make([]float64, model.TimelineBins)}
+			span := float64(tl.End - tl.Start)
+			if span <= 0 {
+				continue
+			}
+			w := span / model.TimelineBins
+			for _, iv := range u {
+				a := float64(iv.Start - tl.Start)
+				b := float64(iv.End - tl.Start)
+				for i := int(a / w); i < model.TimelineBins && float64(i)*w < b; i++ {
+					lo, hi := max(a, float64(i)*w), min(b, float64(i+1)*w)
+					if hi > lo {
+						tl.Busy[i] += (hi - lo) / w
+					}
+				}
+			}
+			for i, v := range tl.Busy {
+				tl.Busy[i] = math.Round(min(v, 1)*1000) / 1000
+			}
+			tls = append(tls, tl)
+		}
+		busy := detectors.Union(all)
+		for i := range t.Ranges {
+			r := &t.Ranges[i]
+			if r.Kind != model.RangeStep {
+				continue
+			}
+			st := model.StepSummary{Rank: t.Rank, Name: t.Str(r.Name), Start: r.Start, End: r.End}
+			lo := sort.Search(len(busy), func(j int) bool { return busy[j].End > r.Start })
+			for j := lo; j < len(busy) && busy[j].Start < r.End; j++ {
+				st.GPUBusy += model.Interval{Start: max(busy[j].Start, r.Start), End: min(busy[j].End, r.End)}.Len()
+			}
+			steps = append(steps, st)
+		}
+	}
+	return tls, steps
 }
