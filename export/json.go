@@ -25,6 +25,11 @@ type (
 		NotMeasurable []jsonNotMeasurable `json:"not_measurable"`
 		Warnings      []jsonWarning       `json:"warnings"`
 		Health        []jsonHealth        `json:"health"`
+		Ranges        []jsonRange         `json:"ranges"`
+		API           []jsonAPI           `json:"api"`
+		Copies        []jsonCopy          `json:"copies"`
+		Ops           []jsonOp            `json:"ops"`
+		Memory        []jsonMemory        `json:"memory"`
 		Benchmarks    []jsonBenchmark     `json:"benchmarks,omitempty"`
 		NCCL          *jsonNCCL           `json:"nccl,omitempty"`
 	}
@@ -57,11 +62,69 @@ type (
 		MemOps          int64   `json:"memop_count"`
 	}
 	jsonKernel struct {
-		Name    string `json:"name"`
-		Count   int64  `json:"count"`
-		TotalNs int64  `json:"total_ns"`
-		MinNs   int64  `json:"min_ns"`
-		MaxNs   int64  `json:"max_ns"`
+		Name     string   `json:"name"`
+		Count    int64    `json:"count"`
+		TotalNs  int64    `json:"total_ns"`
+		AvgNs    *float64 `json:"avg_ns"`
+		MedianNs *float64 `json:"median_ns"`
+		P90Ns    *float64 `json:"p90_ns"`
+		MinNs    int64    `json:"min_ns"`
+		MaxNs    int64    `json:"max_ns"`
+		StddevNs *float64 `json:"stddev_ns"`
+		Class    *string  `json:"class"`
+		Device   *int     `json:"device"`
+	}
+	jsonRange struct {
+		Name     string   `json:"name"`
+		Domain   string   `json:"domain"`
+		Kind     string   `json:"kind"`
+		Count    int64    `json:"count"`
+		TotalNs  int64    `json:"total_ns"`
+		AvgNs    *float64 `json:"avg_ns"`
+		MedianNs *float64 `json:"median_ns"`
+		MinNs    int64    `json:"min_ns"`
+		MaxNs    int64    `json:"max_ns"`
+		GPUNs    *int64   `json:"gpu_ns"`
+	}
+	jsonAPI struct {
+		Name     string   `json:"name"`
+		Source   string   `json:"source"`
+		Count    int64    `json:"count"`
+		TotalNs  int64    `json:"total_ns"`
+		AvgNs    *float64 `json:"avg_ns"`
+		MedianNs *float64 `json:"median_ns"`
+		MaxNs    int64    `json:"max_ns"`
+	}
+	jsonCopy struct {
+		Kind          string       `json:"kind"`
+		Count         int64        `json:"count"`
+		Bytes         *int64       `json:"bytes"`
+		TotalNs       int64        `json:"total_ns"`
+		GBps          *float64     `json:"gbps"`
+		SizeHistogram []jsonBucket `json:"size_histogram"`
+		Unsized       int64        `json:"unsized"`
+	}
+	jsonBucket struct {
+		Bucket string `json:"bucket"`
+		Count  int64  `json:"count"`
+	}
+	jsonOp struct {
+		Name     string         `json:"name"`
+		GPUNs    int64          `json:"gpu_ns"`
+		Launches int64          `json:"launches"`
+		Kernels  []jsonOpKernel `json:"kernels"`
+	}
+	jsonOpKernel struct {
+		Name  string `json:"name"`
+		Count int64  `json:"count"`
+		GPUNs int64  `json:"gpu_ns"`
+	}
+	jsonMemory struct {
+		Rank               *int   `json:"rank"`
+		Device             int    `json:"device"`
+		PeakAllocatedBytes *int64 `json:"peak_allocated_bytes"`
+		PeakReservedBytes  *int64 `json:"peak_reserved_bytes"`
+		Events             int64  `json:"events"`
 	}
 	jsonFinding struct {
 		Rule           string             `json:"rule"`
@@ -75,13 +138,14 @@ type (
 		Evidence       []jsonEvidence     `json:"evidence"`
 	}
 	jsonEvidence struct {
-		Rank    int    `json:"rank"`
-		Device  int    `json:"device"`
-		Stream  int64  `json:"stream"`
-		Thread  int64  `json:"thread"`
-		StartNs int64  `json:"start_ns"`
-		EndNs   int64  `json:"end_ns"`
-		Note    string `json:"note,omitempty"`
+		Rank     int    `json:"rank"`
+		Device   int    `json:"device"`
+		Stream   int64  `json:"stream"`
+		Thread   int64  `json:"thread"`
+		StartNs  int64  `json:"start_ns"`
+		EndNs    int64  `json:"end_ns"`
+		OffsetNs *int64 `json:"offset_ns"`
+		Note     string `json:"note,omitempty"`
 	}
 	jsonNotMeasurable struct {
 		Rule   string `json:"rule"`
@@ -158,6 +222,11 @@ func JSON(w io.Writer, r *model.Report) error {
 		NotMeasurable: []jsonNotMeasurable{},
 		Warnings:      []jsonWarning{},
 		Health:        []jsonHealth{},
+		Ranges:        []jsonRange{},
+		API:           []jsonAPI{},
+		Copies:        []jsonCopy{},
+		Ops:           []jsonOp{},
+		Memory:        []jsonMemory{},
 	}
 	for _, in := range r.Inputs {
 		out.Inputs = append(out.Inputs, jsonInput{Path: in.Path, Format: string(in.Format), Rank: in.Rank, Producer: in.Producer})
@@ -169,8 +238,22 @@ func JSON(w io.Writer, r *model.Report) error {
 			IdlePct: round(pct(d.Idle, d.Span), 2), ComputePct: round(pct(d.Compute, d.Span), 2), Kernels: d.Kernels, MemOps: d.MemOps})
 	}
 	for _, k := range r.Kernels {
-		out.Kernels = append(out.Kernels, jsonKernel{Name: k.Name, Count: k.Count, TotalNs: int64(k.Total), MinNs: int64(k.Min), MaxNs: int64(k.Max)})
+		jk := jsonKernel{Name: k.Name, Count: k.Count, TotalNs: int64(k.Total), AvgNs: optF(k.Avg()), MinNs: int64(k.Min), MaxNs: int64(k.Max)}
+		if k.HasStats {
+			jk.MedianNs, jk.P90Ns, jk.StddevNs = optF(k.Median), optF(k.P90), optF(k.Stddev)
+			if k.Class != "" {
+				c := k.Class
+				jk.Class = &c
+			}
+			if k.Device != model.NoDevice {
+				d := int(k.Device)
+				jk.Device = &d
+			}
+		}
+		out.Kernels = append(out.Kernels, jk)
 	}
+	jsonSummary(&out, &r.Summary)
+	orig := origins(r)
 	for _, f := range r.Findings {
 		jf := jsonFinding{Rule: f.Rule, Severity: f.Severity.String(), Layer: string(f.Layer), Title: f.Title, Message: f.Message,
 			Recommendation: f.Recommendation, Confidence: string(f.Confidence), Metrics: map[string]float64{}, Evidence: []jsonEvidence{}}
@@ -179,7 +262,7 @@ func JSON(w io.Writer, r *model.Report) error {
 		}
 		for _, e := range f.Evidence {
 			jf.Evidence = append(jf.Evidence, jsonEvidence{Rank: e.Rank, Device: int(e.Device), Stream: int64(e.Stream), Thread: e.Thread,
-				StartNs: int64(e.Start), EndNs: int64(e.End), Note: e.Note})
+				StartNs: int64(e.Start), EndNs: int64(e.End), OffsetNs: evidenceOffset(orig, e), Note: e.Note})
 		}
 		out.Findings = append(out.Findings, jf)
 	}
@@ -238,4 +321,78 @@ func nonNil(s []string) []string {
 		return []string{}
 	}
 	return s
+}
+
+// optF returns a pointer to f rounded to 3 decimals, or nil (JSON null) for
+// NaN and infinities: unknown values are null, never a sentinel.
+func optF(f float64) *float64 {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return nil
+	}
+	v := round(f, 3)
+	return &v
+}
+
+// optGBps is optF with 6 decimals (slow copies move a few MB/s).
+func optGBps(f float64) *float64 {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return nil
+	}
+	v := round(f, 6)
+	return &v
+}
+
+// optI returns a pointer to v, or nil (null) when v < 0 (unknown).
+func optI(v int64) *int64 {
+	if v < 0 {
+		return nil
+	}
+	return &v
+}
+
+// evidenceOffset is the evidence start as an offset from its rank's first
+// GPU activity (exact in any JSON reader, unlike epoch ns above 2^53); nil
+// when the rank has no GPU activity.
+func evidenceOffset(orig map[int]model.Time, e model.Evidence) *int64 {
+	base, ok := orig[e.Rank]
+	if !ok {
+		return nil
+	}
+	v := int64(e.Start - base)
+	return &v
+}
+
+func jsonSummary(out *jsonReport, s *model.Summary) {
+	for _, r := range s.Ranges {
+		out.Ranges = append(out.Ranges, jsonRange{Name: r.Name, Domain: r.Domain, Kind: r.Kind.String(), Count: r.Stats.Count,
+			TotalNs: int64(r.Stats.Total), AvgNs: optF(r.Stats.Avg), MedianNs: optF(r.Stats.Median), MinNs: int64(r.Stats.Min),
+			MaxNs: int64(r.Stats.Max), GPUNs: optI(int64(r.GPU))})
+	}
+	for _, a := range s.API {
+		out.API = append(out.API, jsonAPI{Name: a.Name, Source: a.Source.String(), Count: a.Stats.Count, TotalNs: int64(a.Stats.Total),
+			AvgNs: optF(a.Stats.Avg), MedianNs: optF(a.Stats.Median), MaxNs: int64(a.Stats.Max)})
+	}
+	for _, c := range s.Copies {
+		h := []jsonBucket{}
+		for i, n := range c.Sizes {
+			h = append(h, jsonBucket{model.SizeBucketLabels[i], n})
+		}
+		out.Copies = append(out.Copies, jsonCopy{Kind: c.Kind.String(), Count: c.Count, Bytes: optI(c.Bytes), TotalNs: int64(c.Total),
+			GBps: optGBps(c.GBps), SizeHistogram: h, Unsized: c.Unsized})
+	}
+	for _, o := range s.Ops {
+		jo := jsonOp{Name: o.Name, GPUNs: int64(o.GPU), Launches: o.Launches, Kernels: []jsonOpKernel{}}
+		for _, k := range o.Kernels {
+			jo.Kernels = append(jo.Kernels, jsonOpKernel{Name: k.Name, Count: k.Count, GPUNs: int64(k.GPU)})
+		}
+		out.Ops = append(out.Ops, jo)
+	}
+	for _, m := range s.Memory {
+		jm := jsonMemory{Device: int(m.Device), PeakAllocatedBytes: optI(m.PeakAllocated), PeakReservedBytes: optI(m.PeakReserved), Events: m.Events}
+		if m.Rank != model.NoRank {
+			rk := m.Rank
+			jm.Rank = &rk
+		}
+		out.Memory = append(out.Memory, jm)
+	}
 }

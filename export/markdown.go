@@ -1,150 +1,375 @@
 package export
 
 import (
-	"bufio"
+	"bytes"
 	"fmt"
 	"io"
+	"math"
+	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/tracedx/tracedx/model"
 )
 
-// maxMDKernels bounds the kernel table of the Markdown report.
-const (
-	maxMDKernels  = 15
-	maxMDWarnings = 20
-)
+// MaxMarkdownBytes is the size the ticket-sized Markdown report stays under
+// (a GitHub comment holds 65,536 characters); --detail full lifts it.
+const MaxMarkdownBytes = 60000
 
-// mdEscape makes s safe inside a Markdown table cell.
-func mdEscape(s string) string {
-	s = strings.ReplaceAll(s, "|", `\|`)
-	s = strings.ReplaceAll(s, "\n", " ")
-	return s
+// mdBudget is one level of detail of the Markdown report.
+type mdBudget struct {
+	rows      int // rows per summary table (0 = all)
+	evidence  int // evidence windows per finding (-1 = all)
+	perRank   int // per-rank lines per rule (0 = all)
+	warnings  int // import warnings (0 = all)
+	inputs    int // rows of the inputs table before the rest go into <details> (0 = all)
+	metrics   bool
+	devices   int // rows of the GPU time table (0 = all)
+	benchRows int // benchmark runs per input (0 = all)
 }
 
-// Markdown writes a ticket-ready report: inputs and trace health, a summary
-// table, findings with evidence windows and how to fix. It holds no
-// timestamps of "now", so it is byte-identical for the same input.
-func Markdown(w io.Writer, r *model.Report) error {
-	bw := bufio.NewWriter(w)
+// mdLevels are tried in order until the report fits MaxMarkdownBytes.
+var mdLevels = []mdBudget{
+	{rows: 15, evidence: 3, perRank: 0, warnings: 20, inputs: 16, metrics: true, devices: 0, benchRows: 0},
+	{rows: 10, evidence: 2, perRank: 32, warnings: 10, inputs: 16, metrics: true, devices: 64, benchRows: 20},
+	{rows: 8, evidence: 1, perRank: 16, warnings: 5, inputs: 8, metrics: false, devices: 32, benchRows: 10},
+	{rows: 5, evidence: 1, perRank: 8, warnings: 3, inputs: 8, metrics: false, devices: 16, benchRows: 5},
+	{rows: 3, evidence: 0, perRank: 4, warnings: 1, inputs: 4, metrics: false, devices: 8, benchRows: 3},
+}
+
+var mdFull = mdBudget{evidence: -1}
+
+// Markdown writes the ticket-sized report with default options.
+func Markdown(w io.Writer, r *model.Report) error { return markdownOpts(w, r, Options{}) }
+
+// markdownOpts writes a ticket-ready report: the top problems first, then
+// the findings grouped by rule (per-rank detail folded in <details>), GPU
+// time, the summary tables, benchmarks and trace health. Names are code
+// spans, other text is escaped. Unless o.Full, the level of detail drops
+// until the report fits MaxMarkdownBytes. No "now" timestamps: same input,
+// same bytes.
+func markdownOpts(w io.Writer, r *model.Report, o Options) error {
+	var buf bytes.Buffer
+	if o.Full {
+		writeMarkdown(&buf, r, mdFull)
+		_, err := w.Write(buf.Bytes())
+		return err
+	}
+	for i, b := range mdLevels {
+		buf.Reset()
+		writeMarkdown(&buf, r, b)
+		if buf.Len() <= MaxMarkdownBytes {
+			break
+		}
+		if i == len(mdLevels)-1 {
+			cutMarkdown(&buf)
+		}
+	}
+	_, err := w.Write(buf.Bytes())
+	return err
+}
+
+// cutMarkdown cuts an over-long report at a line boundary, closing any open
+// <details>, with a pointer to the full forms.
+func cutMarkdown(buf *bytes.Buffer) {
+	const tail = "\n\n*Report cut to fit a ticket: `--detail full` or `--format json` for everything.*\n"
+	b := buf.Bytes()
+	limit := MaxMarkdownBytes - len(tail) - 64
+	cut := bytes.LastIndexByte(b[:limit], '\n')
+	if cut < 0 {
+		cut = limit
+	}
+	head := b[:cut]
+	open := bytes.Count(head, []byte("<details>")) - bytes.Count(head, []byte("</details>"))
+	out := append([]byte{}, head...)
+	for ; open > 0; open-- {
+		out = append(out, "\n\n</details>"...)
+	}
+	out = append(out, tail...)
+	buf.Reset()
+	buf.Write(out)
+}
+
+// RuleGroup is the findings of one rule across ranks and devices.
+type RuleGroup struct {
+	Rule     string
+	Worst    *model.Finding
+	Findings []*model.Finding
+	Cost     model.Duration
+}
+
+// costMetrics name, in order of preference, the metric that says how much
+// time a finding costs.
+var costMetrics = []string{"gap_total_ns", "exposed_comm_ns", "wait_caused_ns", "wait_ns", "gpu_idle_overlap", "blocked_time", "stall_time", "copy_time"}
+
+// FindingCost returns the time a finding costs: its preferred ns metric,
+// else the length of its evidence windows.
+func FindingCost(f *model.Finding) model.Duration {
+	for _, name := range costMetrics {
+		if m, ok := f.Metric(name); ok && !math.IsNaN(m.Value) {
+			return model.Duration(m.Value)
+		}
+	}
+	var d model.Duration
+	for _, e := range f.Evidence {
+		if e.End > e.Start {
+			d += e.End.Sub(e.Start)
+		}
+	}
+	return d
+}
+
+// GroupFindings groups findings by rule, worst group first (severity, then cost).
+func GroupFindings(r *model.Report) []*RuleGroup {
+	by := map[string]*RuleGroup{}
+	var out []*RuleGroup
+	for i := range r.Findings {
+		f := &r.Findings[i]
+		g := by[f.Rule]
+		if g == nil {
+			g = &RuleGroup{Rule: f.Rule, Worst: f}
+			by[f.Rule] = g
+			out = append(out, g)
+		}
+		g.Findings = append(g.Findings, f)
+		c := FindingCost(f)
+		g.Cost += c
+		if f.Severity > g.Worst.Severity || (f.Severity == g.Worst.Severity && c > FindingCost(g.Worst)) {
+			g.Worst = f
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Worst.Severity != out[j].Worst.Severity {
+			return out[i].Worst.Severity > out[j].Worst.Severity
+		}
+		if out[i].Cost != out[j].Cost {
+			return out[i].Cost > out[j].Cost
+		}
+		return out[i].Rule < out[j].Rule
+	})
+	return out
+}
+
+// ScopeOf says where a group's findings are: "rank 0–7" or one evidence place.
+func ScopeOf(g *RuleGroup) string {
+	ranks := map[int]bool{}
+	for _, f := range g.Findings {
+		for _, e := range f.Evidence {
+			if e.Rank != model.NoRank {
+				ranks[e.Rank] = true
+			}
+		}
+	}
+	if len(ranks) <= 1 {
+		return ""
+	}
+	return fmt.Sprintf(" on %d ranks", len(ranks))
+}
+
+func writeMarkdown(bw *bytes.Buffer, r *model.Report, b mdBudget) {
 	p := func(format string, args ...any) { fmt.Fprintf(bw, format, args...) }
 	e, wn, in := severityCounts(r)
 	title := "tracedx report"
 	if len(r.Inputs) == 1 {
-		title += ": " + baseName(r.Inputs[0].Path)
+		title += ": " + mdText(baseName(r.Inputs[0].Path))
 	} else if len(r.Inputs) > 1 {
 		title += fmt.Sprintf(": %d inputs", len(r.Inputs))
 	}
 	p("# %s\n\n", title)
-	p("%d finding(s): **%d error**, **%d warning**, %d info. Generated by %s %s; breakdown window: `%s`.\n\n", len(r.Findings), e, wn, in, r.ToolName, r.ToolVersion, r.Window)
+	p("%d finding(s): **%d error**, **%d warning**, %d info. Generated by %s %s; breakdown window: `%s`.\n\n", len(r.Findings), e, wn, in,
+		mdText(r.ToolName), mdText(r.ToolVersion), mdText(r.Window))
 
-	p("## Inputs and trace health\n\n")
-	p("| input | format | rank | producer | holds | warnings |\n|---|---|---|---|---|---|\n")
-	for i, input := range r.Inputs {
-		holds, warns := "", 0
-		if i < len(r.Health) {
-			holds = strings.Join(r.Health[i].Capabilities, ", ")
-			warns = r.Health[i].Warnings
+	groups := GroupFindings(r)
+	p("## Summary\n\n")
+	if len(groups) == 0 {
+		p("No findings.\n\n")
+	} else {
+		for i, g := range groups {
+			if i == 3 {
+				break
+			}
+			n := ""
+			if len(g.Findings) > 1 {
+				n = fmt.Sprintf(" (%d findings%s)", len(g.Findings), ScopeOf(g))
+			}
+			cost := ""
+			if g.Cost > 0 {
+				cost = fmt.Sprintf(" Costs %s.", g.Cost)
+			}
+			p("%d. **%s** %s: %s%s.%s\n", i+1, g.Worst.Severity, mdCode(g.Rule), mdText(g.Worst.Title), n, cost)
 		}
-		p("| `%s` | %s | %s | %s | %s | %d |\n", mdEscape(baseName(input.Path)), input.Format, rankLabel(input.Rank), mdEscape(input.Producer), orNone(holds), warns)
-	}
-	for _, h := range r.Health {
-		for _, n := range h.Notes {
-			p("\n> **%s**: %s\n", mdEscape(baseName(h.Path)), n)
+		if len(groups) > 3 {
+			p("\n%d more rule(s) below.\n", len(groups)-3)
 		}
+		p("\n")
 	}
-	p("\n")
 
 	if len(r.Devices) > 0 {
 		p("## GPU time\n\n")
-		p("| rank | device | name | span | busy | idle | compute | communication | memory |\n|---|---|---|---|---|---|---|---|---|\n")
-		for _, d := range r.Devices {
-			p("| %s | %d | %s | %s | %s (%.1f%%) | %s (%.1f%%) | %s (%.1f%%) | %s (%.1f%%) | %s (%.1f%%) |\n", rankLabel(d.Rank), d.Device, mdEscape(d.Name), d.Span,
+		rows := r.Devices
+		if b.devices > 0 && len(rows) > b.devices {
+			rows = rows[:b.devices]
+		}
+		p("| rank | device | name | span | busy | idle | compute | communication | memory |\n|---|--:|---|--:|--:|--:|--:|--:|--:|\n")
+		for _, d := range rows {
+			p("| %s | %d | %s | %s | %s (%.1f%%) | %s (%.1f%%) | %s (%.1f%%) | %s (%.1f%%) | %s (%.1f%%) |\n", rankLabel(d.Rank), d.Device, mdText(d.Name), d.Span,
 				d.Busy, pct(d.Busy, d.Span), d.Idle, pct(d.Idle, d.Span), d.Compute, pct(d.Compute, d.Span),
 				d.Communication, pct(d.Communication, d.Span), d.Memory, pct(d.Memory, d.Span))
 		}
-		p("\n")
-	}
-
-	p("## Summary\n\n")
-	if len(r.Findings) == 0 {
-		p("No findings.\n\n")
-	} else {
-		p("| severity | rule | layer | finding |\n|---|---|---|---|\n")
-		for _, f := range r.Findings {
-			p("| %s | `%s` | %s | %s |\n", f.Severity, f.Rule, f.Layer, mdEscape(f.Title))
+		if len(rows) < len(r.Devices) {
+			p("\n%d more devices (`--detail full` or the JSON report).\n", len(r.Devices)-len(rows))
 		}
 		p("\n")
 	}
 
-	if len(r.Kernels) > 0 {
-		var total model.Duration
-		for _, k := range r.Kernels {
-			total += k.Total
-		}
-		p("## Top kernels\n\n%d distinct kernels, %s of kernel time in total.\n\n", len(r.Kernels), total)
-		p("| total | share | count | kernel |\n|---|---|---|---|\n")
-		for i, k := range r.Kernels {
-			if i == maxMDKernels {
-				break
+	if len(groups) > 0 {
+		p("## Findings\n\n")
+		orig := origins(r)
+		for i, g := range groups {
+			f := g.Worst
+			p("### %d. [%s] %s\n\n", i+1, f.Severity, mdText(f.Title))
+			p("Rule %s (layer %s, confidence %s)", mdCode(g.Rule), mdText(string(f.Layer)), mdText(string(f.Confidence)))
+			if len(g.Findings) > 1 {
+				p("; %d findings%s, the worst shown", len(g.Findings), ScopeOf(g))
 			}
-			p("| %s | %.1f%% | %d | `%s` |\n", k.Total, pct(k.Total, total), k.Count, mdEscape(truncate(k.Name, 160)))
+			p(".\n\n%s\n\n", mdText(f.Message))
+			if b.metrics && len(f.Metrics) > 0 {
+				p("| metric | value |\n|---|--:|\n")
+				for _, m := range f.Metrics {
+					p("| %s | %s |\n", mdCode(m.Name), mdText(formatMetric(m)))
+				}
+				p("\n")
+			}
+			writeEvidenceMD(p, f, orig, b.evidence)
+			if f.Recommendation != "" {
+				p("**How to fix:** %s\n\n", mdText(f.Recommendation))
+			}
+			if len(g.Findings) > 1 {
+				p("<details><summary>All %d findings of %s</summary>\n\n", len(g.Findings), mdText(g.Rule))
+				for j, o := range g.Findings {
+					if b.perRank > 0 && j == b.perRank {
+						p("- … %d more (`--detail full`)\n", len(g.Findings)-j)
+						break
+					}
+					p("- **%s** %s", o.Severity, mdText(o.Title))
+					if c := FindingCost(o); c > 0 {
+						p(" (%s)", c)
+					}
+					p("\n")
+					ev := 1
+					if b.evidence < 0 {
+						ev = len(o.Evidence)
+					} else if b.evidence == 0 {
+						ev = 0
+					}
+					for k, e := range o.Evidence {
+						if k == ev {
+							break
+						}
+						p("  - %s: %s\n", mdText(evidenceWhere(e, orig)), mdText(e.Note))
+					}
+				}
+				p("\n</details>\n\n")
+			}
 		}
-		p("\n")
+	}
+
+	tables := summaryTables(r, b.rows)
+	if len(tables) > 0 {
+		p("## Summary tables\n\n")
+		for _, t := range tables {
+			writeTableMD(p, t, "###")
+		}
 	}
 
 	if len(r.Bench) > 0 {
-		writeBenchMarkdown(p, r)
+		writeBenchMarkdown(p, r, b.benchRows)
 	}
 
-	if len(r.Findings) > 0 {
-		p("## Findings\n\n")
-		orig := origins(r)
-		for i, f := range r.Findings {
-			p("### %d. [%s] %s\n\n", i+1, f.Severity, mdEscape(f.Title))
-			p("Rule `%s` (layer %s, confidence %s).\n\n%s\n\n", f.Rule, f.Layer, f.Confidence, f.Message)
-			if len(f.Metrics) > 0 {
-				p("| metric | value |\n|---|---|\n")
-				for _, m := range f.Metrics {
-					p("| %s | %s |\n", m.Name, formatMetric(m))
-				}
-				p("\n")
-			}
-			if len(f.Evidence) > 0 {
-				p("Evidence:\n\n")
-				for _, ev := range f.Evidence {
-					p("- %s: %s\n", evidenceWhere(ev, orig), mdEscape(ev.Note))
-				}
-				p("\n")
-			}
-			if f.Recommendation != "" {
-				p("**How to fix:** %s\n\n", f.Recommendation)
-			}
-		}
-	}
+	p("## Inputs and trace health\n\n")
+	writeInputsMD(p, r, b.inputs)
 
 	if len(r.NotMeasurable) > 0 {
 		p("## Not measurable\n\n")
 		for _, n := range r.NotMeasurable {
-			p("- `%s`: %s\n", n.Rule, n.Reason)
+			p("- %s: %s\n", mdCode(n.Rule), mdText(n.Reason))
 		}
 		p("\n")
 	}
 	if len(r.Warnings) > 0 {
 		p("## Import warnings\n\n%d warning(s).\n\n", len(r.Warnings))
 		for i, w := range r.Warnings {
-			if i == maxMDWarnings {
-				p("- … %d more (see the JSON report)\n", len(r.Warnings)-maxMDWarnings)
+			if b.warnings > 0 && i == b.warnings {
+				p("- … %d more (see the JSON report)\n", len(r.Warnings)-b.warnings)
 				break
 			}
-			p("- `%s` %s: %s\n", mdEscape(baseName(w.File)), w.Position, mdEscape(w.Message))
+			p("- %s %s: %s\n", mdCode(baseName(w.File)), mdText(w.Position), mdText(w.Message))
 		}
 		p("\n")
 	}
-	return bw.Flush()
 }
 
+func writeEvidenceMD(p func(string, ...any), f *model.Finding, orig map[int]model.Time, limit int) {
+	if len(f.Evidence) == 0 || limit == 0 {
+		return
+	}
+	p("Evidence:\n\n")
+	for i, ev := range f.Evidence {
+		if limit > 0 && i == limit {
+			p("- … %d more windows (`--detail full`)\n", len(f.Evidence)-limit)
+			break
+		}
+		p("- %s: %s\n", mdText(evidenceWhere(ev, orig)), mdText(ev.Note))
+	}
+	p("\n")
+}
+
+func writeInputsMD(p func(string, ...any), r *model.Report, limit int) {
+	row := func(i int) {
+		input := r.Inputs[i]
+		holds, warns := "", 0
+		if i < len(r.Health) {
+			holds = strings.Join(r.Health[i].Capabilities, ", ")
+			warns = r.Health[i].Warnings
+		}
+		p("| %s | %s | %s | %s | %s | %d |\n", mdCode(baseName(input.Path)), mdText(string(input.Format)), rankLabel(input.Rank), mdText(input.Producer), mdText(orNone(holds)), warns)
+	}
+	head := "| input | format | rank | producer | holds | warnings |\n|---|---|--:|---|---|--:|\n"
+	p("%s", head)
+	n := len(r.Inputs)
+	if limit > 0 && n > limit {
+		n = limit
+	}
+	for i := 0; i < n; i++ {
+		row(i)
+	}
+	if n < len(r.Inputs) {
+		p("\n<details><summary>%d more inputs</summary>\n\n%s", len(r.Inputs)-n, head)
+		for i := n; i < len(r.Inputs); i++ {
+			row(i)
+		}
+		p("\n</details>\n")
+	}
+	notes := 0
+	for _, h := range r.Health {
+		for _, nt := range h.Notes {
+			if limit > 0 && notes >= limit {
+				break
+			}
+			notes++
+			p("\n> **%s**: %s\n", mdText(baseName(h.Path)), mdText(nt))
+		}
+	}
+	p("\n")
+}
+
+// formatMetric formats a finding metric for people: durations with a unit,
+// percentages and counts fixed, other values in plain decimals (never an
+// exponent).
 func formatMetric(m model.Metric) string {
+	if math.IsNaN(m.Value) || math.IsInf(m.Value, 0) {
+		return "-"
+	}
 	switch m.Unit {
 	case "ns":
 		return fmt.Sprintf("%s (%.0f ns)", model.Duration(m.Value), m.Value)
@@ -153,28 +378,48 @@ func formatMetric(m model.Metric) string {
 	case "count":
 		return fmt.Sprintf("%.0f", m.Value)
 	}
-	s := fmt.Sprintf("%.4g", m.Value)
+	s := plainNumber(m.Value)
 	if m.Unit != "" {
 		s += " " + m.Unit
 	}
 	return s
 }
 
-func writeBenchMarkdown(p func(string, ...any), r *model.Report) {
+// plainNumber formats f with four significant digits but never with an
+// exponent: 12345678 → "12345678", 0.000123456 → "0.0001235".
+func plainNumber(f float64) string {
+	if f == 0 {
+		return "0"
+	}
+	a := math.Abs(f)
+	dec := 3 - int(math.Floor(math.Log10(a)))
+	dec = min(max(dec, 0), 12)
+	s := strconv.FormatFloat(f, 'f', dec, 64)
+	if strings.Contains(s, ".") {
+		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	}
+	return s
+}
+
+func writeBenchMarkdown(p func(string, ...any), r *model.Report, limit int) {
 	p("## Benchmarks\n\n")
 	for _, ib := range r.Bench {
 		b := ib.Bench
-		p("`%s`", mdEscape(baseName(ib.Path)))
+		p("%s", mdCode(baseName(ib.Path)))
 		if b.NCCL.Version != "" || b.NCCL.Network != "" {
-			p(": NCCL %s, network %s, transports %s", orNone(b.NCCL.Version), orNone(b.NCCL.Network), orNone(strings.Join(b.NCCL.Transports, ", ")))
+			p(": NCCL %s, network %s, transports %s", mdText(orNone(b.NCCL.Version)), mdText(orNone(b.NCCL.Network)), mdText(orNone(strings.Join(b.NCCL.Transports, ", "))))
 		}
-		p("\n\n| collective | ranks | nodes | GPU | sizes | peak busbw | reported avg (GB/s) |\n|---|---|---|---|---|---|---|\n")
-		for _, run := range b.Runs {
+		p("\n\n| collective | ranks | nodes | GPU | sizes | peak busbw | reported avg (GB/s) |\n|---|--:|--:|---|--:|--:|--:|\n")
+		for i, run := range b.Runs {
+			if limit > 0 && i == limit {
+				p("\n%d more runs (`--detail full`).\n", len(b.Runs)-limit)
+				break
+			}
 			avg := "-"
 			if run.ReportedAvgBusBW >= 0 {
 				avg = fmt.Sprintf("%.3f", run.ReportedAvgBusBW)
 			}
-			p("| %s | %d | %d | %s | %d | %s | %s |\n", run.Collective, run.Ranks, run.Nodes, mdEscape(run.GPU), len(run.Rows), peakBusBW(run), avg)
+			p("| %s | %d | %d | %s | %d | %s | %s |\n", mdText(run.Collective), run.Ranks, run.Nodes, mdText(run.GPU), len(run.Rows), peakBusBW(run), avg)
 		}
 		p("\n")
 	}

@@ -10,17 +10,47 @@ import (
 )
 
 // Formats lists the report formats Render knows.
+// "html" joins when package export/html is linked in.
 var Formats = []string{"text", "md", "json"}
 
-// Render writes r in the named format.
+// Options tune the text, Markdown and HTML renderers.
+type Options struct {
+	// Full writes every row, finding and evidence window instead of the
+	// ticket-sized default (--detail full).
+	Full bool
+}
+
+// htmlRenderer renders the HTML report; package export/html registers it
+// (export cannot import it: html builds on this package's tables).
+var htmlRenderer func(w io.Writer, r *model.Report, o Options) error
+
+// RegisterHTML installs the HTML renderer and adds "html" to Formats.
+func RegisterHTML(fn func(w io.Writer, r *model.Report, o Options) error) {
+	if htmlRenderer == nil {
+		Formats = append(Formats, "html")
+	}
+	htmlRenderer = fn
+}
+
+// Render writes r in the named format with default options.
 func Render(w io.Writer, r *model.Report, format string) error {
+	return RenderOpts(w, r, format, Options{})
+}
+
+// RenderOpts writes r in the named format.
+func RenderOpts(w io.Writer, r *model.Report, format string, o Options) error {
 	switch format {
 	case "", "text":
-		return Text(w, r)
+		return textOpts(w, r, o)
 	case "md", "markdown":
-		return Markdown(w, r)
+		return markdownOpts(w, r, o)
 	case "json":
 		return JSON(w, r)
+	case "html":
+		if htmlRenderer == nil {
+			return fmt.Errorf("format html: the HTML renderer is not linked in (import export/html)")
+		}
+		return htmlRenderer(w, r, o)
 	}
 	return fmt.Errorf("unknown format %q (want %s)", format, strings.Join(Formats, ", "))
 }

@@ -17,22 +17,28 @@ const (
 )
 
 // Text writes the terminal summary.
-func Text(w io.Writer, r *model.Report) error {
+func Text(w io.Writer, r *model.Report) error { return textOpts(w, r, Options{}) }
+
+func textOpts(w io.Writer, r *model.Report, o Options) error {
+	limit := maxTextKernels
+	if o.Full {
+		limit = 0
+	}
 	bw := bufio.NewWriter(w)
 	p := func(format string, args ...any) { fmt.Fprintf(bw, format, args...) }
 	e, wn, in := severityCounts(r)
 	p("%s %s — %d input(s), %d finding(s): %d error, %d warning, %d info\n", r.ToolName, r.ToolVersion, len(r.Inputs), len(r.Findings), e, wn, in)
 	for i, input := range r.Inputs {
-		p("  %s  [%s, rank %s]", input.Path, input.Format, rankLabel(input.Rank))
+		p("  %s  [%s, rank %s]", textSafe(input.Path), input.Format, rankLabel(input.Rank))
 		if input.Producer != "" {
-			p("  %s", input.Producer)
+			p("  %s", textSafe(input.Producer))
 		}
 		p("\n")
 		if i < len(r.Health) {
 			h := r.Health[i]
 			p("    holds: %s\n", orNone(strings.Join(h.Capabilities, ", ")))
 			for _, n := range h.Notes {
-				p("    note: %s\n", n)
+				p("    note: %s\n", textSafe(n))
 			}
 			if h.Warnings > 0 {
 				p("    %d import warning(s)\n", h.Warnings)
@@ -43,23 +49,12 @@ func Text(w io.Writer, r *model.Report) error {
 		p("\nGPU time (window: %s)\n", r.Window)
 		p("  %-4s %-4s %-24s %12s %12s %7s %8s %8s %8s\n", "rank", "dev", "name", "span", "busy", "idle%", "compute%", "comm%", "memory%")
 		for _, d := range r.Devices {
-			p("  %-4s %-4d %-24s %12s %12s %6.1f%% %7.1f%% %7.1f%% %7.1f%%\n", rankLabel(d.Rank), d.Device, truncate(d.Name, 24), d.Span, d.Busy,
+			p("  %-4s %-4d %-24s %12s %12s %6.1f%% %7.1f%% %7.1f%% %7.1f%%\n", rankLabel(d.Rank), d.Device, truncate(textSafe(d.Name), 24), d.Span, d.Busy,
 				pct(d.Idle, d.Span), pct(d.Compute, d.Span), pct(d.Communication, d.Span), pct(d.Memory, d.Span))
 		}
 	}
-	if len(r.Kernels) > 0 {
-		var total model.Duration
-		for _, k := range r.Kernels {
-			total += k.Total
-		}
-		p("\nTop kernels (%d distinct, %s in total)\n", len(r.Kernels), total)
-		for i, k := range r.Kernels {
-			if i == maxTextKernels {
-				p("  … %d more\n", len(r.Kernels)-maxTextKernels)
-				break
-			}
-			p("  %12s %6.1f%% %8d×  %s\n", k.Total, pct(k.Total, total), k.Count, truncate(k.Name, 90))
-		}
+	for _, t := range summaryTables(r, limit) {
+		writeTableText(p, t, 90)
 	}
 	if len(r.Bench) > 0 {
 		writeBenchText(p, r)
@@ -68,17 +63,17 @@ func Text(w io.Writer, r *model.Report) error {
 	if len(r.Findings) > 0 {
 		p("\nFindings\n")
 		for _, f := range r.Findings {
-			p("  [%s] %s: %s\n", strings.ToUpper(f.Severity.String()), f.Rule, f.Title)
-			p("      %s\n", f.Message)
+			p("  [%s] %s: %s\n", strings.ToUpper(f.Severity.String()), f.Rule, textSafe(f.Title))
+			p("      %s\n", textSafe(f.Message))
 			for i, ev := range f.Evidence {
-				if i == maxTextEvidence {
+				if i == maxTextEvidence && !o.Full {
 					p("      … %d more evidence windows\n", len(f.Evidence)-maxTextEvidence)
 					break
 				}
-				p("      at %s: %s\n", evidenceWhere(ev, orig), ev.Note)
+				p("      at %s: %s\n", evidenceWhere(ev, orig), textSafe(ev.Note))
 			}
 			if f.Recommendation != "" {
-				p("      fix: %s\n", f.Recommendation)
+				p("      fix: %s\n", textSafe(f.Recommendation))
 			}
 		}
 	} else {
@@ -87,17 +82,17 @@ func Text(w io.Writer, r *model.Report) error {
 	if len(r.NotMeasurable) > 0 {
 		p("\nNot measurable\n")
 		for _, n := range r.NotMeasurable {
-			p("  %s: %s\n", n.Rule, n.Reason)
+			p("  %s: %s\n", n.Rule, textSafe(n.Reason))
 		}
 	}
 	if len(r.Warnings) > 0 {
 		p("\nWarnings (%d)\n", len(r.Warnings))
 		for i, w := range r.Warnings {
-			if i == maxTextWarnings {
+			if i == maxTextWarnings && !o.Full {
 				p("  … %d more (use --format json for all)\n", len(r.Warnings)-maxTextWarnings)
 				break
 			}
-			p("  %s: %s: %s\n", baseName(w.File), w.Position, w.Message)
+			p("  %s: %s: %s\n", textSafe(baseName(w.File)), textSafe(w.Position), textSafe(w.Message))
 		}
 	}
 	return bw.Flush()
@@ -106,12 +101,12 @@ func Text(w io.Writer, r *model.Report) error {
 func writeBenchText(p func(string, ...any), r *model.Report) {
 	for _, ib := range r.Bench {
 		b := ib.Bench
-		p("\nBenchmarks in %s\n", baseName(ib.Path))
+		p("\nBenchmarks in %s\n", textSafe(baseName(ib.Path)))
 		if b.NCCL.Version != "" || b.NCCL.Network != "" {
-			p("  NCCL %s, network %s, transports %s\n", orNone(b.NCCL.Version), orNone(b.NCCL.Network), orNone(strings.Join(b.NCCL.Transports, ", ")))
+			p("  NCCL %s, network %s, transports %s\n", textSafe(orNone(b.NCCL.Version)), textSafe(orNone(b.NCCL.Network)), textSafe(orNone(strings.Join(b.NCCL.Transports, ", "))))
 		}
 		for _, run := range b.Runs {
-			p("  %-16s %3d ranks %2d nodes %-20s %3d sizes, peak busbw %s", run.Collective, run.Ranks, run.Nodes, truncate(run.GPU, 20), len(run.Rows), peakBusBW(run))
+			p("  %-16s %3d ranks %2d nodes %-20s %3d sizes, peak busbw %s", textSafe(run.Collective), run.Ranks, run.Nodes, truncate(textSafe(run.GPU), 20), len(run.Rows), peakBusBW(run))
 			if run.ReportedAvgBusBW >= 0 {
 				p(", avg %.3f GB/s", run.ReportedAvgBusBW)
 			}

@@ -1,5 +1,7 @@
 package model
 
+import "math"
+
 // Input describes one analysed file.
 type Input struct {
 	Path     string
@@ -37,6 +39,26 @@ type KernelSummary struct {
 	Total Duration
 	Min   Duration
 	Max   Duration
+	// HasStats says whether Median, P90, Stddev, Class and Device are
+	// filled: they are not when the breakdown window (hta) counted other
+	// instances than the summary saw.
+	HasStats bool
+	// Median, P90 and Stddev follow Stats' definitions (Stddev is NaN for
+	// a single instance).
+	Median, P90, Stddev float64
+	// Class is the kernel's class ("computation", "communication"; "" = unknown).
+	Class string
+	// Device is the device every instance ran on; NoDevice when they ran on
+	// several devices or ranks.
+	Device DeviceID
+}
+
+// Avg returns the mean duration (NaN for no instances).
+func (k *KernelSummary) Avg() float64 {
+	if k.Count == 0 {
+		return math.NaN()
+	}
+	return float64(k.Total) / float64(k.Count)
 }
 
 // NotMeasurable says why a rule could not run on the input.
@@ -61,6 +83,8 @@ type Report struct {
 	Health []InputHealth
 	// Bench holds benchmark results of nccl-tests inputs, one per input that has them.
 	Bench []InputBench
+	// Summary holds the summary tables (ranges, API calls, copies, ops, memory).
+	Summary Summary
 }
 
 // InputHealth summarises what one input's capture holds.

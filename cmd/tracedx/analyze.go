@@ -29,6 +29,7 @@ type analyzeOptions struct {
 	Params      []string // rule.param=value
 	Disable     []string
 	MaxWarnings int
+	Detail      string // --detail: ticket or full
 	// Hooks let other parts of the CLI (the policy file) adjust the run and
 	// gate the report; each may be nil.
 	Configure []func(cfg *detectors.Config) error
@@ -89,6 +90,7 @@ ticket-ready Markdown report and --format json the versioned JSON report.`,
 	_ = cmd.RegisterFlagCompletionFunc("fail-on", cobra.FixedCompletions([]string{"info", "warning", "error", "none"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("window", cobra.FixedCompletions([]string{"trace", "hta"}, cobra.ShellCompDirectiveNoFileComp))
 	addPolicyFlags(g, cmd, opts)
+	addRenderFlags(cmd, opts)
 	return cmd
 }
 
@@ -177,13 +179,17 @@ func runAnalyze(g *globalOpts, opts *analyzeOptions) error {
 	if err := checkInputs(opts.Files, " (use 'tracedx batch' for many traces)"); err != nil {
 		return err
 	}
+	renderOpts, err := opts.renderOptions()
+	if err != nil {
+		return err
+	}
 	popts := pipeline.Options{Format: opts.InputFormat, Window: opts.Window, Config: cfg}
 	popts.Import.MaxWarnings = opts.MaxWarnings
 	rep, err := pipeline.Analyze(g.Ctx, opts.Files, popts)
 	if err != nil {
 		return err
 	}
-	write := func(w io.Writer) error { return export.Render(w, rep, opts.Format) }
+	write := func(w io.Writer) error { return export.RenderOpts(w, rep, opts.Format, renderOpts) }
 	if render, ok := analyzeFormats[opts.Format]; ok {
 		write = func(w io.Writer) error { return render(opts, w, rep) }
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tracedx/tracedx/compare"
 	"github.com/tracedx/tracedx/export/diffreport"
+	"github.com/tracedx/tracedx/export/html"
 	"github.com/tracedx/tracedx/internal/pipeline"
 )
 
@@ -56,7 +57,7 @@ busy time grew by more than PCT percent.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVarP(&opts.Format, "format", "f", "text", "output format: "+strings.Join(diffreport.Formats, ", "))
+	f.StringVarP(&opts.Format, "format", "f", "text", "output format: "+strings.Join(diffreport.Formats, ", ")+", html")
 	f.StringVarP(&opts.Output, "output", "o", "", "write the diff to FILE (atomically; devices, FIFOs and symlink targets in place; - = stdout)")
 	f.Float64Var(&opts.FailPct, "fail-on-regression", 0, "exit 1 when span, step time or GPU busy time grew by more than PCT percent (0 = off)")
 	f.Float64Var(&opts.MinOverlap, "min-overlap", compare.DefaultMinOverlap, "kernel-name overlap (Jaccard, 0..1) below which the runs are reported as not comparable")
@@ -85,8 +86,8 @@ func runDiff(g *globalOpts, opts *diffOptions) error {
 	for _, f := range diffreport.Formats {
 		okFormat = okFormat || f == opts.Format
 	}
-	if !okFormat && opts.Format != "markdown" {
-		return usageError("--format %q: want one of %s", opts.Format, strings.Join(diffreport.Formats, ", "))
+	if !okFormat && opts.Format != "markdown" && opts.Format != "html" {
+		return usageError("--format %q: want one of %s, html", opts.Format, strings.Join(diffreport.Formats, ", "))
 	}
 	if opts.FailPct < 0 {
 		return usageError("--fail-on-regression %g: want a percentage >= 0", opts.FailPct)
@@ -130,6 +131,9 @@ func runDiff(g *globalOpts, opts *diffOptions) error {
 	}
 	res := compare.Compare(base, cand, compare.Options{MinOverlap: minOverlap, FailPct: opts.FailPct})
 	write := func(w io.Writer) error { return diffreport.Render(w, res, opts.Format) }
+	if opts.Format == "html" {
+		write = func(w io.Writer) error { return html.Diff(w, res) }
+	}
 	if err := g.writeOutput(opts.Output, write); err != nil {
 		return err
 	}

@@ -4,11 +4,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/tracedx/tracedx/export/parquet"
 	"github.com/tracedx/tracedx/export/perfetto"
 	"github.com/tracedx/tracedx/export/timeline"
 	"github.com/tracedx/tracedx/internal/pipeline"
@@ -163,6 +165,13 @@ func runExport(g *globalOpts, opts *exportOptions) error {
 	}
 	for _, f := range files {
 		fmt.Fprintf(g.Stderr, "export: wrote %s (%d rows)\n", f.Path, f.Rows)
+	}
+	if format == timeline.Parquet && win == nil { // summary tables of the whole capture
+		paths, err := parquet.WriteSummary(filepath.Join(opts.Output, "summary"), strings.Join(opts.Files, ","), pipeline.AnalyzeSet(set, popts))
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(g.Stderr, "export: wrote %d summary tables in %s\n", len(paths), filepath.Join(opts.Output, "summary"))
 	}
 	return nil
 }

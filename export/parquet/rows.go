@@ -42,11 +42,16 @@ type Finding struct {
 	EvStartNS, EvEndNS                                int64
 }
 
-// Kernel is the per-name kernel summary of an input.
+// Kernel is the per-name kernel summary of an input; pointers are null
+// (unknown) when nil.
 type Kernel struct {
 	Name                  string
 	Count                 int64
 	TotalNS, MinNS, MaxNS int64
+	AvgNS, MedianNS       *float64 `json:",omitempty"`
+	P90NS, StddevNS       *float64 `json:",omitempty"`
+	Class                 string   `json:",omitempty"`
+	Device                *int32   `json:",omitempty"`
 }
 
 // Rows are all dataset rows of one input. They are plain data so that a
@@ -56,6 +61,11 @@ type Rows struct {
 	Metrics  []Metric  `json:",omitempty"`
 	Findings []Finding `json:",omitempty"`
 	Kernels  []Kernel  `json:",omitempty"`
+	Ranges   []Range   `json:",omitempty"`
+	API      []API     `json:",omitempty"`
+	Copies   []Copy    `json:",omitempty"`
+	Ops      []Op      `json:",omitempty"`
+	Memory   []Memory  `json:",omitempty"`
 }
 
 // FindingRows converts a report's findings.
@@ -81,7 +91,15 @@ func FindingRows(r *model.Report) []Finding {
 func KernelRows(r *model.Report) []Kernel {
 	out := make([]Kernel, 0, len(r.Kernels))
 	for _, k := range r.Kernels {
-		out = append(out, Kernel{Name: k.Name, Count: k.Count, TotalNS: int64(k.Total), MinNS: int64(k.Min), MaxNS: int64(k.Max)})
+		row := Kernel{Name: k.Name, Count: k.Count, TotalNS: int64(k.Total), MinNS: int64(k.Min), MaxNS: int64(k.Max), AvgNS: optF(k.Avg())}
+		if k.HasStats {
+			row.MedianNS, row.P90NS, row.StddevNS, row.Class = optF(k.Median), optF(k.P90), optF(k.Stddev), k.Class
+			if k.Device != model.NoDevice {
+				d := int32(k.Device)
+				row.Device = &d
+			}
+		}
+		out = append(out, row)
 	}
 	return out
 }

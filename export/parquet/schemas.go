@@ -15,7 +15,7 @@ const (
 )
 
 // Tables lists the tables in the order they are written.
-var Tables = []string{TableInputs, TableMetrics, TableFindings, TableKernels}
+var Tables = []string{TableInputs, TableMetrics, TableFindings, TableKernels, TableRanges, TableAPI, TableCopies, TableOps, TableMemory}
 
 var dictString = &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: arrow.BinaryTypes.String}
 
@@ -109,6 +109,12 @@ const (
 	kTotal
 	kMin
 	kMax
+	kAvg
+	kMedian
+	kP90
+	kStddev
+	kClass
+	kDevice
 )
 
 // KernelsSchema: one row per kernel name of an input.
@@ -119,6 +125,12 @@ var KernelsSchema = arrow.NewSchema([]arrow.Field{
 	field("total_ns", arrow.PrimitiveTypes.Int64, false),
 	field("min_ns", arrow.PrimitiveTypes.Int64, false),
 	field("max_ns", arrow.PrimitiveTypes.Int64, false),
+	field("avg_ns", arrow.PrimitiveTypes.Float64, true),
+	field("median_ns", arrow.PrimitiveTypes.Float64, true),
+	field("p90_ns", arrow.PrimitiveTypes.Float64, true),
+	field("stddev_ns", arrow.PrimitiveTypes.Float64, true),
+	dict("class", true),
+	field("device", arrow.PrimitiveTypes.Int32, true),
 }, nil)
 
 // SchemaOf returns the schema of a table.
@@ -132,6 +144,16 @@ func SchemaOf(table string) *arrow.Schema {
 		return FindingsSchema
 	case TableKernels:
 		return KernelsSchema
+	case TableRanges:
+		return RangesSchema
+	case TableAPI:
+		return APISchema
+	case TableCopies:
+		return CopiesSchema
+	case TableOps:
+		return OpsSchema
+	case TableMemory:
+		return MemorySchema
 	}
 	return nil
 }

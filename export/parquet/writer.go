@@ -60,6 +60,12 @@ type table struct {
 // NewWriter starts the tables in dir (created when missing). suffix is
 // added to the file names (see ShardSuffix). mem may be nil (Go allocator).
 func NewWriter(dir, suffix string, mem memory.Allocator) (*Writer, error) {
+	return NewTablesWriter(dir, suffix, mem, Tables)
+}
+
+// NewTablesWriter is NewWriter for a subset of the tables (e.g.
+// SummaryTables beside an exported timeline).
+func NewTablesWriter(dir, suffix string, mem memory.Allocator, tables []string) (*Writer, error) {
 	if mem == nil {
 		mem = memory.DefaultAllocator
 	}
@@ -76,7 +82,7 @@ func NewWriter(dir, suffix string, mem memory.Allocator) (*Writer, error) {
 		pq.WithCreatedBy("tracedx"),
 		pq.WithAllocator(mem),
 	}
-	for _, name := range Tables {
+	for _, name := range tables {
 		for _, f := range SchemaOf(name).Fields() {
 			if f.Type.ID() == arrow.DICTIONARY {
 				wprops = append(wprops, pq.WithDictionaryFor(f.Name, true))
@@ -85,7 +91,7 @@ func NewWriter(dir, suffix string, mem memory.Allocator) (*Writer, error) {
 	}
 	props := pq.NewWriterProperties(wprops...)
 	arrProps := pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema(), pqarrow.WithAllocator(mem))
-	for _, name := range Tables {
+	for _, name := range tables {
 		final := filepath.Join(dir, FileName(name, suffix))
 		out, err := outfile.Create(context.Background(), final, outfile.Options{})
 		if err != nil {
@@ -191,8 +197,20 @@ func (w *Writer) Add(r *Rows) error {
 				b.Field(kTotal).(*array.Int64Builder).Append(k.TotalNS)
 				b.Field(kMin).(*array.Int64Builder).Append(k.MinNS)
 				b.Field(kMax).(*array.Int64Builder).Append(k.MaxNS)
+				appendF(b.Field(kAvg), k.AvgNS)
+				appendF(b.Field(kMedian), k.MedianNS)
+				appendF(b.Field(kP90), k.P90NS)
+				appendF(b.Field(kStddev), k.StddevNS)
+				appendDictOrNull(b.Field(kClass), k.Class)
+				if k.Device == nil {
+					b.Field(kDevice).AppendNull()
+				} else {
+					b.Field(kDevice).(*array.Int32Builder).Append(*k.Device)
+				}
 			}
 			t.rows += len(r.Kernels)
+		default:
+			t.rows += appendSummary(t, in.Path, r)
 		}
 		if t.rows >= w.flushRows {
 			if err := t.flush(); err != nil {

@@ -85,7 +85,11 @@ func TestWriteReadBack(t *testing.T) {
 		names = append(names, e.Name())
 	}
 	sort.Strings(names)
-	want := []string{"findings-shard-1-of-3.parquet", "inputs-shard-1-of-3.parquet", "kernels-shard-1-of-3.parquet", "metrics-shard-1-of-3.parquet"}
+	var want []string
+	for _, tb := range Tables {
+		want = append(want, FileName(tb, ShardSuffix(1, 3)))
+	}
+	sort.Strings(want)
 	if fmt.Sprint(names) != fmt.Sprint(want) {
 		t.Fatalf("files = %v", names)
 	}
@@ -298,6 +302,53 @@ func TestDictionaryPages(t *testing.T) {
 		}
 		if want := f.Type.ID() == arrow.DICTIONARY; cc.HasDictionaryPage() != want {
 			t.Errorf("column %s: dictionary page %v, want %v", f.Name, cc.HasDictionaryPage(), want)
+		}
+	}
+}
+
+// TestSummaryTablesReadBack writes the summary tables of a generated
+// report's rows and reads them back: nulls for unknowns, never -1.
+func TestSummaryTablesReadBack(t *testing.T) {
+	dir := t.TempDir()
+	w, err := NewWriter(dir, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	med := 1.5
+	dev := int32(2)
+	gpu := int64(700)
+	rows := &Rows{Input: Input{Path: "a.json", Digest: "x", Status: StatusOK, Rank: 0},
+		Kernels: []Kernel{{Name: "k", Count: 2, TotalNS: 3, MinNS: 1, MaxNS: 2, AvgNS: &med, MedianNS: &med, Class: "computation", Device: &dev}, {Name: "h", Count: 1, TotalNS: 1, MinNS: 1, MaxNS: 1}},
+		Ranges:  []Range{{Name: "step", Kind: "step", Count: 1, TotalNS: 9, MinNS: 9, MaxNS: 9, GPUNS: &gpu}, {Name: "r", Domain: "d", Kind: "nvtx", Count: 1}},
+		API:     []API{{Name: "cudaLaunchKernel", Source: "runtime", Count: 3, TotalNS: 30, MaxNS: 12}},
+		Copies:  []Copy{{Kind: "HtoD", Count: 2, TotalNS: 10, Sizes: []int64{1, 0, 0, 0, 0}, Unsized: 1}},
+		Ops:     []Op{{Name: "aten::mm", GPUNS: 5, Launches: 1, Kernel: "k", KernelCount: 1, KernGPU: 5}, {Name: "aten::empty", KernelCount: -1}},
+		Memory:  []Memory{{Rank: -1, Device: 0, Events: 3}},
+	}
+	if err := w.Add(rows); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]string{
+		TableKernels: {"input=a.json|kernel=k|count=2|total_ns=3|min_ns=1|max_ns=2|avg_ns=1.5|median_ns=1.5|p90_ns=<null>|stddev_ns=<null>|class=computation|device=2",
+			"input=a.json|kernel=h|count=1|total_ns=1|min_ns=1|max_ns=1|avg_ns=<null>|median_ns=<null>|p90_ns=<null>|stddev_ns=<null>|class=<null>|device=<null>"},
+		TableRanges: {"input=a.json|range=step|domain=<null>|kind=step|count=1|total_ns=9|avg_ns=<null>|median_ns=<null>|min_ns=9|max_ns=9|gpu_ns=700",
+			"input=a.json|range=r|domain=d|kind=nvtx|count=1|total_ns=0|avg_ns=<null>|median_ns=<null>|min_ns=0|max_ns=0|gpu_ns=<null>"},
+		TableAPI:    {"input=a.json|call=cudaLaunchKernel|source=runtime|count=3|total_ns=30|avg_ns=<null>|median_ns=<null>|max_ns=12"},
+		TableCopies: {"input=a.json|kind=HtoD|count=2|bytes=<null>|total_ns=10|gbps=<null>|unsized=1|size_lt_1kib=1|size_1kib_64kib=0|size_64kib_1mib=0|size_1mib_16mib=0|size_ge_16mib=0"},
+		TableOps: {"input=a.json|op=aten::mm|op_gpu_ns=5|op_launches=1|kernel=k|kernel_count=1|kernel_gpu_ns=5",
+			"input=a.json|op=aten::empty|op_gpu_ns=0|op_launches=0|kernel=<null>|kernel_count=<null>|kernel_gpu_ns=<null>"},
+		TableMemory: {"input=a.json|rank=<null>|device=0|peak_allocated_bytes=<null>|peak_reserved_bytes=<null>|events=3"},
+	}
+	for tb, w := range want {
+		got, err := ReadText(filepath.Join(dir, FileName(tb, "")), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(w) {
+			t.Errorf("%s:\n got %q\nwant %q", tb, got, w)
 		}
 	}
 }

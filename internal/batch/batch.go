@@ -327,6 +327,7 @@ func (c *Config) one(ctx context.Context, it Item) (res Result, fatal error) {
 	}
 	in.GatesFailed, in.Findings = res.GatesFailed, len(rep.Findings)
 	rows := parquet.Rows{Input: in, Findings: parquet.FindingRows(rep), Kernels: parquet.KernelRows(rep)}
+	parquet.SummaryRows(&rows, rep)
 	for _, s := range policy.Metrics(rep) {
 		rows.Metrics = append(rows.Metrics, parquet.Metric{Device: s.Device, Scope: s.Scope, Name: s.Name, Value: s.Value})
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/tracedx/tracedx/detectors"
 	detall "github.com/tracedx/tracedx/detectors/all"
 	"github.com/tracedx/tracedx/detectors/breakdown"
+	"github.com/tracedx/tracedx/detectors/summary"
 	"github.com/tracedx/tracedx/importers"
 	impall "github.com/tracedx/tracedx/importers/all"
 	"github.com/tracedx/tracedx/internal/version"
@@ -155,14 +156,20 @@ func AnalyzeSet(set *model.TraceSet, opts Options) *model.Report {
 			r.Bench = append(r.Bench, model.InputBench{Path: t.Path, Rank: t.Rank, Bench: t.Bench})
 		}
 	}
-	// The breakdown and the detectors only read the set: run them side by side.
+	// The breakdown, the summary tables and the detectors only read the
+	// set: run them side by side.
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		r.Devices, r.Kernels = breakdown.Compute(set, opts.Window)
 	}()
+	sumDone := make(chan summary.Result, 1)
+	go func() { sumDone <- summary.Compute(set) }()
 	res := detectors.Run(set, opts.Detectors, cfg)
 	<-done
+	sum := <-sumDone
+	summary.Apply(r.Kernels, sum.Kernels)
+	r.Summary = sum.Summary
 	r.Findings = res.Findings
 	r.NotMeasurable = dedupeNM(res.NotMeasurable)
 	for _, e := range res.Errors {

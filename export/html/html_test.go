@@ -1,0 +1,97 @@
+package html_test
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tracedx/tracedx/compare"
+	"github.com/tracedx/tracedx/export"
+	"github.com/tracedx/tracedx/export/html"
+	"github.com/tracedx/tracedx/internal/fixture"
+	"github.com/tracedx/tracedx/internal/pipeline"
+	"github.com/tracedx/tracedx/model"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+func exampleReport() *model.Report {
+	r := pipeline.AnalyzeSet(model.NewTraceSet([]*model.Trace{fixture.Example()}), pipeline.Options{})
+	r.ToolVersion = "test"
+	return r
+}
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file (go test ./export/html -update, then review)", name)
+	}
+}
+
+// TestGoldenHTML: the example's page is byte-identical across renders and
+// matches the golden file; it is self-contained (no script, no URL fetch).
+func TestGoldenHTML(t *testing.T) {
+	var a, b bytes.Buffer
+	if err := export.Render(&a, exampleReport(), "html"); err != nil {
+		t.Fatal(err)
+	}
+	if err := export.Render(&b, exampleReport(), "html"); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(a.Bytes(), b.Bytes()) {
+		t.Fatal("two renders differ")
+	}
+	golden(t, "example.html", a.Bytes())
+	checkSelfContained(t, a.String())
+	for _, id := range []string{"GPU time by class per device", "Busy/idle timeline of rank 0 gpu 0", "Top kernels by total time", "Step time", "Evidence windows of kernel-gap"} {
+		if !strings.Contains(a.String(), `aria-label="`+id) {
+			t.Errorf("plot %q missing", id)
+		}
+	}
+}
+
+func checkSelfContained(t *testing.T, s string) {
+	t.Helper()
+	for _, bad := range []string{"<script", "http://", "https://", "src=", "@import", "url("} {
+		if strings.Contains(strings.ReplaceAll(s, `xmlns="http://www.w3.org/2000/svg"`, ""), bad) {
+			t.Errorf("page holds %q", bad)
+		}
+	}
+}
+
+func TestDiffHTML(t *testing.T) {
+	side := func() compare.Side {
+		set := model.NewTraceSet([]*model.Trace{fixture.Example()})
+		return compare.Side{Report: pipeline.AnalyzeSet(set, pipeline.Options{}), Set: set}
+	}
+	base, cand := side(), side()
+	res := compare.Compare(base, cand, compare.Options{})
+	var a, b bytes.Buffer
+	if err := html.Diff(&a, res); err != nil {
+		t.Fatal(err)
+	}
+	if err := html.Diff(&b, res); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(a.Bytes(), b.Bytes()) {
+		t.Fatal("two renders differ")
+	}
+	checkSelfContained(t, a.String())
+	if !strings.Contains(a.String(), "Time per class, base vs candidate") {
+		t.Errorf("diff page lacks the per-class plot")
+	}
+}
