@@ -7,6 +7,7 @@ import (
 	"github.com/tracedx/tracedx/detectors/commwait"
 	"github.com/tracedx/tracedx/detectors/gilstall"
 	"github.com/tracedx/tracedx/detectors/kernelgap"
+	"github.com/tracedx/tracedx/detectors/launchoverhead"
 	"github.com/tracedx/tracedx/detectors/memcpy"
 	"github.com/tracedx/tracedx/detectors/ncclbw"
 	"github.com/tracedx/tracedx/detectors/ncclerrors"
@@ -21,6 +22,7 @@ func Detectors() []*detectors.Detector {
 	return []*detectors.Detector{
 		tracehealth.Detector,
 		kernelgap.Detector,
+		launchoverhead.Detector,
 		gilstall.Detector,
 		syncapi.Detector,
 		memcpy.Detector,
