@@ -148,3 +148,18 @@ func TestStepsDecide(t *testing.T) {
 		t.Fatalf("want quiet (the storm is outside the steps), got %+v", res.Findings)
 	}
 }
+
+func BenchmarkAnalyze(b *testing.B) {
+	fb := fixture.New("bench.json", model.FormatKineto)
+	th := fb.Thread(1, "main")
+	for i := 0; i < 200000; i++ {
+		s := float64(i) * 20
+		fb.Kernel(0, 7, "k", s+8, s+10, th, s)
+	}
+	tr := fb.Build()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		Analyze(tr, 50*model.Microsecond)
+	}
+	b.ReportMetric(float64(len(tr.Kernels))*float64(b.N)/b.Elapsed().Seconds(), "kernels/s")
+}
