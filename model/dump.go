@@ -65,8 +65,12 @@ func (t *Trace) Dump(w io.Writer) error {
 	p("memops %d\n", len(t.MemOps))
 	for i := range t.MemOps {
 		m := &t.MemOps[i]
-		p("  %d %d dev=%d stream=%d corr=%d/%d ext=%d %s %s->%s bytes=%d %s\n", m.Start, m.End, m.Device, m.Stream,
+		p("  %d %d dev=%d stream=%d corr=%d/%d ext=%d %s %s->%s bytes=%d %s", m.Start, m.End, m.Device, m.Stream,
 			m.CorrScope, m.Correlation, m.ExternalID, m.Kind, m.Src, m.Dst, m.Bytes, s(m.Name))
+		if m.Kind == MemUVM {
+			p(" uvm=%s cause=%s addr=%#x", m.UVMDir, m.UVMCause, m.Addr)
+		}
+		p("\n")
 	}
 	p("api %d\n", len(t.APICalls))
 	for i := range t.APICalls {

@@ -82,6 +82,35 @@ type MemOp struct {
 	CorrScope   int32
 	Kind        MemOpKind
 	Src, Dst    MemKind
+	// Unified-memory migrations (Kind MemUVM) only: the direction the pages
+	// moved (MemHtoD, MemDtoH or MemDtoD), why they moved, and the virtual
+	// base address of the pages (0 = unknown).
+	UVMDir   MemOpKind
+	UVMCause MigrationCause
+	Addr     uint64
+}
+
+// MigrationCause says why unified memory pages migrated (CUPTI's
+// CUpti_ActivityUnifiedMemoryMigrationCause).
+type MigrationCause uint8
+
+// Migration causes.
+const (
+	MigrationUnknown        MigrationCause = iota
+	MigrationUserPrefetch                  // cudaMemPrefetchAsync
+	MigrationPageFault                     // demand migration on a CPU or GPU page fault (coherence)
+	MigrationSpeculative                   // the driver's speculative prefetch around a fault
+	MigrationEviction                      // evicted to make room on the device
+	MigrationAccessCounters                // access-counter driven migration
+)
+
+var migrationCauseNames = [...]string{"unknown", "user-prefetch", "page-fault", "speculative-prefetch", "eviction", "access-counters"}
+
+func (c MigrationCause) String() string {
+	if int(c) < len(migrationCauseNames) {
+		return migrationCauseNames[c]
+	}
+	return "invalid"
 }
 
 // APIClass classifies host API calls.

@@ -8,6 +8,7 @@ import (
 	"github.com/tracedx/tracedx/detectors/commwait"
 	"github.com/tracedx/tracedx/detectors/gilstall"
 	"github.com/tracedx/tracedx/detectors/kernelgap"
+	"github.com/tracedx/tracedx/detectors/launchoverhead"
 	"github.com/tracedx/tracedx/detectors/memcpy"
 	"github.com/tracedx/tracedx/detectors/memorypressure"
 	"github.com/tracedx/tracedx/detectors/ncclbw"
@@ -25,6 +26,7 @@ func Detectors() []*detectors.Detector {
 	return []*detectors.Detector{
 		tracehealth.Detector,
 		kernelgap.Detector,
+		launchoverhead.Detector,
 		gilstall.Detector,
 		syncapi.Detector,
 		memcpy.Detector,

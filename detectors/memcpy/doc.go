@@ -15,8 +15,8 @@ and large copies that run well below the bandwidth of their link.
 
 ## How it decides
 
-Only copies (not memsets, not unified-memory migrations) that start in the
-steady state count: from the start of step warmup_steps+1 (ProfilerStep#N)
+Only copies (not memsets; unified-memory migrations are checked apart, see
+below) that start in the steady state count: from the start of step warmup_steps+1 (ProfilerStep#N)
 to the end of the last step when the trace has more steps than warmup_steps
 (what follows the last step is teardown, such as the profiler's final sync),
 otherwise after the first warmup_pct percent of the span of host activity.
@@ -53,6 +53,21 @@ to it. Each problem is its own finding:
     else the name table (A100 1555, H100 SXM 3350, H200 4800, B200 8000 GB/s,
     ...); unknown GPUs are not checked.
 
+- **Unified memory** (its own finding per device, over the whole capture:
+  first-touch migrations are part of the cost): unified-memory migrations
+  (Nsight Systems copy kinds "Unified Host-to-Device / Device-to-Host /
+  Device-to-Device") with their count, bytes, time (metrics uvm_migrations,
+  uvm_bytes, uvm_ns), direction and cause (user prefetch, page fault,
+  speculative prefetch around a fault, eviction). Thrashing: a 2 MiB block
+  of virtual addresses that moves to one side, back, and back again (two or
+  more reversals of direction). A warning when blocks thrash, when
+  fault-driven migrations take warn_pct of the capture, or when they take
+  longer than all the device's kernels; info otherwise; quiet when every
+  migration is an explicit prefetch (cudaMemPrefetchAsync).
+
+The advice depends on what produced the trace (detectors.DetectProducer):
+PyTorch-specific advice (pin_memory, non_blocking) only for PyTorch.
+
 Without API calls (a GPU-only capture) synchronous copies cannot be told
 apart; that part is reported not measurable and the others still run.
 
@@ -67,6 +82,10 @@ apart; that part is reported not measurable and the others still run.
   round-tripping them every step; avoid .item()/.cpu() in loops.
 - Capture steady loops in CUDA Graphs (torch.compile mode="reduce-overhead")
   so that per-copy launch overhead disappears.
+- Unified memory: prefetch with cudaMemPrefetchAsync to the processor that
+  touches the data next, give cudaMemAdvise hints (SetPreferredLocation,
+  SetReadMostly, SetAccessedBy), or use explicit device memory and copies;
+  OpenACC/OpenMP: data regions instead of managed memory.
 - For low bandwidth: check the PCIe generation and width the GPU trained at
   (nvidia-smi -q), the NUMA node of the host buffer, and other traffic on the
   same link or copy engine.

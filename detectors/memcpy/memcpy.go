@@ -108,6 +108,7 @@ func analyze(p *detectors.Pass, t *model.Trace) {
 		p.NotMeasurable("%s: the capture has no activity with a duration", t.Path)
 		return
 	}
+	checkUVM(p, t, span, detectors.DetectProducer(t))
 	steady, how := detectors.Steady(t, span, int(p.Param("warmup_steps")), p.Param("warmup_pct"))
 	wall := steady.Len()
 	if wall <= 0 {

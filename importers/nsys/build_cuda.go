@@ -211,7 +211,7 @@ func (b *builder) memcpy(row int, r *memcpyRow) {
 		b.warnRow(tMemcpy, row, "memcpy ends before it starts (%d < %d)", r.End, r.Start)
 		return
 	}
-	kind, _, ok := b.copyKind(r.CopyKind)
+	kind, label, ok := b.copyKind(r.CopyKind)
 	if !ok {
 		b.warnRow(tMemcpy, row, "unknown copyKind %d", r.CopyKind)
 	}
@@ -239,13 +239,20 @@ func (b *builder) memcpy(row int, r *memcpyRow) {
 	if !ok {
 		return
 	}
-	b.t.MemOps = append(b.t.MemOps, model.MemOp{
+	m := model.MemOp{
 		Start: model.Time(r.Start), End: model.Time(r.End),
 		Correlation: r.Correlation, Bytes: bytes,
 		Stream: model.StreamID(r.StreamID), Name: name,
 		Device: dev, CorrScope: int32(pid),
 		Kind: kind, Src: src, Dst: dst,
-	})
+	}
+	if kind == model.MemUVM {
+		m.UVMDir, m.UVMCause, m.Addr = uvmDirOf(label), migrationCauseOf(r.MigrationCause), uint64(r.VirtualAddress)
+		if m.UVMDir != model.MemUnknown {
+			m.Name = b.uvmName(m.UVMDir)
+		}
+	}
+	b.t.MemOps = append(b.t.MemOps, m)
 	b.seeTime(r.End)
 }
 
@@ -330,3 +337,15 @@ func (b *builder) sync(row int, r *syncRow) {
 }
 
 // ---- NVTX ----
+
+// uvmName names a unified-memory migration by its direction, as Nsight
+// Systems' timeline does ("CUDA Unified Memory memcpy HtoD").
+func (b *builder) uvmName(dir model.MemOpKind) model.StringID {
+	key := [3]int64{int64(model.MemUVM), -1, int64(dir)}
+	name, ok := b.memopNames[key]
+	if !ok {
+		name = b.t.Intern("Unified Memory memcpy " + dir.String())
+		b.memopNames[key] = name
+	}
+	return name
+}

@@ -6,6 +6,7 @@ import (
 	"database/sql/driver"
 	"io"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -210,4 +211,63 @@ func hasNote(tr *model.Trace, sub string) bool {
 		}
 	}
 	return false
+}
+
+// TestCorpusUnifiedMemory: unified-memory migrations (MEMCPY rows with copy
+// kinds 11-13) keep their direction, cause and address; counts and bytes per
+// (copyKind, migrationCause) equal SQL's.
+func TestCorpusUnifiedMemory(t *testing.T) {
+	found := 0
+	for _, f := range corpus.Files(t, "corpus/nsys", ".sqlite") {
+		d, err := openDB(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !d.has(tMemcpy) {
+			d.close()
+			continue
+		}
+		type key struct {
+			dir   model.MemOpKind
+			cause model.MigrationCause
+		}
+		want := map[key][2]int64{}
+		o := oracle{t, d}
+		if o.int(`SELECT count(*) FROM CUPTI_ACTIVITY_KIND_MEMCPY WHERE copyKind BETWEEN 11 AND 13`) == 0 {
+			d.close()
+			continue
+		}
+		o.rows(`SELECT copyKind, coalesce(migrationCause, 0), count(*), sum(bytes) FROM CUPTI_ACTIVITY_KIND_MEMCPY
+			WHERE copyKind BETWEEN 11 AND 13 GROUP BY 1, 2`, func(v []driver.Value) {
+			dir := [...]model.MemOpKind{model.MemHtoD, model.MemDtoH, model.MemDtoD}[v[0].(int64)-11]
+			want[key{dir, model.MigrationCause(v[1].(int64))}] = [2]int64{v[2].(int64), v[3].(int64)}
+		})
+		d.close()
+		if len(want) == 0 {
+			continue
+		}
+		found++
+		tr, err := New().Import(context.Background(), f, importers.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[key][2]int64{}
+		for i := range tr.MemOps {
+			m := &tr.MemOps[i]
+			if m.Kind != model.MemUVM {
+				continue
+			}
+			if m.Addr == 0 {
+				t.Errorf("%s: migration at %d has no address", filepath.Base(f), m.Start)
+			}
+			k := key{m.UVMDir, m.UVMCause}
+			got[k] = [2]int64{got[k][0] + 1, got[k][1] + m.Bytes}
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: migrations %v, SQL says %v", filepath.Base(f), got, want)
+		}
+	}
+	if found < 2 {
+		t.Errorf("%d corpus files with unified-memory migrations, want at least 2 (memcpy-heavy, memcpy-osrt)", found)
+	}
 }

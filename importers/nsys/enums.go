@@ -100,3 +100,27 @@ func ncclDtypeOf(name string) string {
 	}
 	return ""
 }
+
+// uvmDirOf returns the direction of a unified-memory copy kind label
+// ("Unified Host-to-Device", ...): the label with "Unified" removed read as
+// an ordinary copy kind.
+func uvmDirOf(label string) model.MemOpKind {
+	l := strings.ToLower(label)
+	l = strings.Replace(l, "unified", "", 1)
+	l = strings.Replace(l, "uvm", "", 1)
+	switch k := copyKindOf(l); k {
+	case model.MemHtoD, model.MemDtoH, model.MemDtoD:
+		return k
+	}
+	return model.MemUnknown
+}
+
+// migrationCauseOf maps CUPTI's unified-memory migration cause
+// (ENUM_CUDA_UNIF_MEM_MIGRATION: 0 unknown, 1 user prefetch, 2 page fault,
+// 3 speculative prefetch, 4 eviction, 5 access counters).
+func migrationCauseOf(v int64) model.MigrationCause {
+	if v >= 0 && v <= int64(model.MigrationAccessCounters) {
+		return model.MigrationCause(v)
+	}
+	return model.MigrationUnknown
+}

@@ -68,6 +68,8 @@ type memcpyRow struct {
 	Bytes            int64 // -1 = NULL
 	CopyKind         int64
 	SrcKind, DstKind int64
+	MigrationCause   int64 // unified memory only; 0 = unknown or absent
+	VirtualAddress   int64 // unified memory only; 0 = unknown or absent
 }
 
 type memsetRow struct {

@@ -233,6 +233,7 @@ func (r *reader) readMemcpy(ctx context.Context) error {
 			ct(&m.Start, "start"), ct(&m.End, "end"), ci(&m.DeviceID, 0, "deviceId"), ci(&m.StreamID, 0, "streamId"),
 			ci(&m.Correlation, 0, "correlationId"), ci(&m.GlobalPid, 0, "globalPid"), ci(&m.Bytes, -1, "bytes"),
 			ci(&m.CopyKind, 0, "copyKind"), ci(&m.SrcKind, 7, "srcKind"), ci(&m.DstKind, 7, "dstKind"),
+			ci(&m.MigrationCause, 0, "migrationCause"), ci(&m.VirtualAddress, 0, "virtualAddress"),
 		}
 	}
 	return scanRows(ctx, r, tMemcpy, bind, "", func(row int, m *memcpyRow) { r.b.memcpy(row, m) })

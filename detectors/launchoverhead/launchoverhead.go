@@ -1,0 +1,325 @@
+package launchoverhead
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/tracedx/tracedx/detectors"
+	"github.com/tracedx/tracedx/model"
+)
+
+// Detector is the launch-overhead rule.
+var Detector = &detectors.Detector{
+	ID:       "launch-overhead",
+	Title:    "Launch-bound device: idle in short gaps",
+	Layer:    model.LayerKernel,
+	Severity: model.SevWarning,
+	Doc:      doc,
+	Needs:    []model.Capability{model.CapKernels},
+	Formats:  detectors.TimelineFormats,
+	Params: []detectors.Param{
+		{Name: "min_gap_us", Default: 50, Unit: "µs", Doc: "gaps up to this long are short (kernel-gap counts the longer ones)"},
+		{Name: "info_pct", Default: 5, Unit: "%", Doc: "starved short-gap idle share of the span at or above which the finding is reported (info)"},
+		{Name: "warn_pct", Default: 10, Unit: "%", Doc: "starved short-gap idle share at or above which the finding is a warning"},
+		{Name: "error_pct", Default: 40, Unit: "%", Doc: "starved short-gap idle share at or above which the finding is an error"},
+		{Name: "min_gaps", Default: 100, Unit: "count", Doc: "starved short gaps needed before the rule reports anything"},
+	},
+	Run: run,
+}
+
+// Device is the analysis of one device.
+type Device struct {
+	Device model.DeviceID
+	Feed   detectors.Feed
+	// Window is the span, or its union with the profiler steps.
+	Window    []model.Interval
+	WindowLen model.Duration
+	Steps     bool
+	// Short gaps (no longer than the threshold) inside Window.
+	ShortCount, StarvedCount int
+	ShortIdle, StarvedIdle   model.Duration
+	// Idle is all idle time inside Window.
+	Idle model.Duration
+	// Kernels on the device, their median duration, and the median duration
+	// of their launch calls (0 when none is linked).
+	Kernels       int
+	KernelP50     model.Duration
+	LaunchP50     model.Duration
+	LaunchesFound int
+}
+
+// StarvedPct is the starved short-gap idle share of the window.
+func (d *Device) StarvedPct() float64 { return pct(d.StarvedIdle, d.WindowLen) }
+
+func pct(a, b model.Duration) float64 {
+	if b <= 0 {
+		return 0
+	}
+	return 100 * float64(a) / float64(b)
+}
+
+// Analyze measures every device of t; short gaps are those no longer than
+// minGap.
+func Analyze(t *model.Trace, minGap model.Duration) []Device {
+	acts := detectors.Activities(t)
+	ids, by := detectors.ByDevice(acts)
+	ln := detectors.NewLaunches(t)
+	var out []Device
+	for _, id := range ids {
+		a := by[id]
+		d := Device{Device: id, Feed: detectors.NewFeed(t, a, ln)}
+		span := d.Feed.Span
+		d.Window = []model.Interval{span}
+		if steps := detectors.StepWindows(t, span); len(steps) > 0 {
+			d.Window, d.Steps = steps, true
+		}
+		d.WindowLen = detectors.Total(d.Window)
+		for _, g := range d.Feed.Gaps {
+			in := detectors.Overlap(d.Window, g.Start, g.End)
+			if in == 0 {
+				continue
+			}
+			d.Idle += in
+			if g.Len() > minGap {
+				continue
+			}
+			d.ShortCount++
+			d.ShortIdle += in
+			if g.Queued == 0 {
+				d.StarvedCount++
+				d.StarvedIdle += in
+			}
+		}
+		var kd, ld []model.Duration
+		for i := range a {
+			k := &a[i]
+			if !k.IsKernel {
+				continue
+			}
+			kd = append(kd, model.Duration(k.End-k.Start))
+			if ai := ln.Lookup(detectors.CorrKey{Scope: k.CorrScope, Corr: k.Correlation}); ai >= 0 {
+				c := &t.APICalls[ai]
+				if c.Class == model.APILaunch || c.Class == model.APIGraphLaunch {
+					ld = append(ld, model.Duration(c.End-c.Start))
+				}
+			}
+		}
+		d.Kernels, d.KernelP50 = len(kd), median(kd)
+		d.LaunchesFound, d.LaunchP50 = len(ld), median(ld)
+		out = append(out, d)
+	}
+	return out
+}
+
+func median(ds []model.Duration) model.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	slices.Sort(ds)
+	n := len(ds)
+	if n%2 == 1 {
+		return ds[n/2]
+	}
+	return (ds[n/2-1] + ds[n/2]) / 2
+}
+
+func run(p *detectors.Pass) error {
+	minGap := model.Duration(p.Param("min_gap_us") * float64(model.Microsecond))
+	for _, t := range p.Set.Traces {
+		if len(t.Kernels) == 0 {
+			p.NotMeasurable("%s: no GPU kernels in the capture", t.Path)
+			continue
+		}
+		prod := detectors.DetectProducer(t)
+		for _, d := range Analyze(t, minGap) {
+			if d.Kernels == 0 {
+				continue
+			}
+			if d.Feed.Linked == 0 {
+				if d.ShortCount >= int(p.Param("min_gaps")) {
+					p.NotMeasurable("%s: device %d: %d short gaps hold %s of idle time, but the capture has no launch calls linked to the kernels, so a starved GPU cannot be told from one waiting on dependencies",
+						t.Path, d.Device, d.ShortCount, d.ShortIdle)
+				}
+				continue
+			}
+			share := d.StarvedPct()
+			if d.StarvedCount < int(p.Param("min_gaps")) || share < p.Param("info_pct") {
+				continue
+			}
+			sev := model.SevInfo
+			switch {
+			case share >= p.Param("error_pct"):
+				sev = model.SevError
+			case share >= p.Param("warn_pct"):
+				sev = model.SevWarning
+			}
+			p.Report(finding(t, &d, sev, minGap, prod))
+		}
+	}
+	return nil
+}
+
+func finding(t *model.Trace, d *Device, sev model.Severity, minGap model.Duration, prod detectors.ProducerInfo) model.Finding {
+	f := &d.Feed
+	devName := fmt.Sprintf("device %d", d.Device)
+	if dv, ok := t.Device(d.Device); ok && dv.Name != "" {
+		devName = fmt.Sprintf("device %d (%s)", d.Device, dv.Name)
+	}
+	rank := ""
+	if t.Rank >= 0 {
+		rank = fmt.Sprintf("rank %d ", t.Rank)
+	}
+	where := "its span"
+	if d.Steps {
+		where = "the profiler steps"
+	}
+	spanSec := float64(f.Span.Len()) / 1e9
+	kps := 0.0
+	if spanSec > 0 {
+		kps = float64(d.Kernels) / spanSec
+	}
+	share := d.StarvedPct()
+	idlePct := pct(d.Idle, d.WindowLen)
+	emptyPct := pct(f.QueueEmpty, f.Span.Len())
+	msg := fmt.Sprintf("%s%s was idle %.1f%% of %s (%s); %s (%.1f%%) of it in %d gaps no longer than %s that began with an empty launch queue (%d short gaps in all, %s). "+
+		"It ran %d kernels, %.0f per second, median kernel %s",
+		rank, devName, idlePct, where, d.WindowLen, d.StarvedIdle, share, d.StarvedCount, minGap, d.ShortCount, d.ShortIdle,
+		d.Kernels, kps, d.KernelP50)
+	if d.LaunchesFound > 0 {
+		msg += fmt.Sprintf("; median launch call %s", d.LaunchP50)
+		if d.LaunchP50 > d.KernelP50 {
+			msg += fmt.Sprintf(": one host thread issues at most ~%.0f kernels per second, the GPU finishes ~%.0f (kernels shorter than their launch)",
+				perSec(d.LaunchP50), perSec(d.KernelP50))
+		}
+	}
+	msg += fmt.Sprintf(". Launch queue: mean depth %.2f over time (%.2f over its changes, as HTA reports it), max %d, empty %.1f%% of the span.",
+		f.QueueMean, f.QueueSampleMean, f.QueueMax, emptyPct)
+	if prod.Producer != detectors.ProducerUnknown {
+		msg += fmt.Sprintf(" Producer: %s (%s).", prod.Producer, prod.Why)
+	}
+	fd := model.Finding{
+		Severity: sev,
+		Title: fmt.Sprintf("%s%s launch-bound: %.1f%% idle in %d short gaps with an empty launch queue (median kernel %s)",
+			rank, devName, share, d.StarvedCount, d.KernelP50),
+		Message:        msg,
+		Recommendation: Recommendation(prod),
+		Confidence:     model.Measured,
+		Metrics: []model.Metric{
+			{Name: "starved_idle_pct", Value: detectors.Round2(share), Unit: "%", Num: float64(d.StarvedIdle), Den: float64(d.WindowLen)},
+			{Name: "starved_idle_ns", Value: float64(d.StarvedIdle), Unit: "ns"},
+			{Name: "starved_gap_count", Value: float64(d.StarvedCount), Unit: "count"},
+			{Name: "short_gap_idle_ns", Value: float64(d.ShortIdle), Unit: "ns"},
+			{Name: "short_gap_count", Value: float64(d.ShortCount), Unit: "count"},
+			{Name: "idle_pct", Value: detectors.Round2(idlePct), Unit: "%", Num: float64(d.Idle), Den: float64(d.WindowLen)},
+			{Name: "window_ns", Value: float64(d.WindowLen), Unit: "ns"},
+			{Name: "kernels", Value: float64(d.Kernels), Unit: "count"},
+			{Name: "kernels_per_s", Value: detectors.Round2(kps), Unit: "1/s"},
+			{Name: "kernel_p50_ns", Value: float64(d.KernelP50), Unit: "ns"},
+			{Name: "launch_call_p50_ns", Value: float64(d.LaunchP50), Unit: "ns"},
+			{Name: "queue_mean", Value: detectors.Round2(f.QueueMean), Unit: "count"},
+			{Name: "queue_sample_mean", Value: detectors.Round2(f.QueueSampleMean), Unit: "count"},
+			{Name: "queue_max", Value: float64(f.QueueMax), Unit: "count"},
+			{Name: "queue_empty_pct", Value: detectors.Round2(emptyPct), Unit: "%", Num: float64(f.QueueEmpty), Den: float64(f.Span.Len())},
+			{Name: "min_gap_ns", Value: float64(minGap), Unit: "ns"},
+		},
+	}
+	fd.Evidence = evidence(t, d, minGap)
+	return fd
+}
+
+func perSec(d model.Duration) float64 {
+	if d <= 0 {
+		return 0
+	}
+	return 1e9 / float64(d)
+}
+
+// evidence returns the (up to) three tenths of the span with the most
+// starved short-gap idle, in time order, with their queue depth.
+func evidence(t *model.Trace, d *Device, minGap model.Duration) []model.Evidence {
+	span := d.Feed.Span
+	const parts = 10
+	step := span.Len() / parts
+	if step <= 0 {
+		return nil
+	}
+	ws := make([]model.Interval, parts)
+	for i := range ws {
+		ws[i] = model.Interval{Start: span.Start + model.Time(step)*model.Time(i), End: span.Start + model.Time(step)*model.Time(i+1)}
+	}
+	ws[parts-1].End = span.End
+	idle := make([]model.Duration, parts)
+	count := make([]int, parts)
+	for _, g := range d.Feed.Gaps {
+		if g.Len() > minGap || g.Queued != 0 {
+			continue
+		}
+		in := detectors.Overlap(d.Window, g.Start, g.End)
+		if in == 0 {
+			continue
+		}
+		i := min(parts-1, int((g.Start-span.Start)/model.Time(step)))
+		idle[i] += in
+		count[i]++
+	}
+	q := d.Feed.QueueMeans(ws)
+	idx := []int{}
+	for i := range ws {
+		if count[i] > 0 {
+			idx = append(idx, i)
+		}
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return idle[idx[a]] > idle[idx[b]] })
+	if len(idx) > 3 {
+		idx = idx[:3]
+	}
+	sort.Ints(idx)
+	var ev []model.Evidence
+	for _, i := range idx {
+		ev = append(ev, model.Evidence{Rank: t.Rank, Device: d.Device, Stream: model.NoStream, Thread: -1,
+			Start: ws[i].Start, End: ws[i].End,
+			Note: fmt.Sprintf("%d short gaps with an empty queue, %s idle (%.1f%% of this tenth of the span); mean queue depth %.2f",
+				count[i], idle[i], pct(idle[i], ws[i].Len()), q[i])})
+	}
+	return ev
+}
+
+// Recommendation is the advice for a launch-bound device, by producer.
+func Recommendation(p detectors.ProducerInfo) string {
+	var s []string
+	switch p.Producer {
+	case detectors.ProducerPyTorch:
+		if p.Compiled {
+			s = append(s, `the model already runs torch.compile kernels: compile with mode="reduce-overhead" (or "max-autotune") so that the step is replayed as a CUDA Graph, and remove graph breaks (torch._dynamo.explain) that leave eager launches between compiled regions`)
+		} else {
+			s = append(s, `capture the step in a CUDA Graph (torch.compile(mode="reduce-overhead"), or torch.cuda.graphs / make_graphed_callables)`,
+				"fuse chains of small ops (torch.compile, fused optimizers such as foreach/fused=True)")
+		}
+		s = append(s, "raise the batch size or the work per kernel", "keep Python work, .item() and logging out of the hot loop")
+	case detectors.ProducerJAX:
+		s = append(s, "jit larger functions (whole training or decode steps) and loop on the device with lax.scan / fori_loop instead of dispatching from Python",
+			"let XLA replay the step as CUDA Graphs (XLA command buffers, --xla_gpu_enable_command_buffer)", "raise the batch size")
+	case detectors.ProducerCuPy:
+		s = append(s, "fuse element-wise chains (cupy.fuse, ElementwiseKernel / RawKernel)", "capture the loop in a CUDA Graph (stream.begin_capture / end_capture)",
+			"process larger arrays per call")
+	case detectors.ProducerTensorRT:
+		s = append(s, "run the engine through a CUDA Graph (trtexec --useCudaGraph, or capture enqueueV3 with cudaStreamBeginCapture)", "raise the batch size")
+	case detectors.ProducerTriton:
+		s = append(s, "fuse neighbouring Triton kernels and give each program more work (larger BLOCK sizes)", "launch the sequence as a CUDA Graph")
+	case detectors.ProducerOpenACC:
+		s = append(s, "merge small parallel/kernels regions into fewer, larger ones (collapse loops, fuse loops)",
+			"put the regions on async queues (async(n)) with one wait at the end so launches pipeline instead of waiting", "keep data on the device (data regions) between kernels")
+	case detectors.ProducerOpenMP:
+		s = append(s, "merge small target regions into fewer, larger ones (combined target teams distribute parallel for, collapse)",
+			"add nowait to target regions and synchronise once (taskwait) so launches pipeline", "keep data on the device (target data) between kernels")
+	case detectors.ProducerJulia:
+		s = append(s, "fuse broadcasts into one expression (a single @. kernel) and write larger custom kernels (@cuda)", "avoid synchronising calls (scalar indexing, Array(x)) in the loop",
+			"capture the loop in a CUDA graph (CUDA.@captured)")
+	default:
+		s = append(s, "capture the repeated launch sequence in a CUDA Graph (cudaStreamBeginCapture, cudaGraphLaunch)", "fuse small kernels into fewer, larger ones",
+			"use a persistent kernel that loops over the work items", "give each launch more work (larger batches or grids)")
+	}
+	return "The GPU finishes kernels faster than the host launches them: " + strings.Join(s, "; ") + "."
+}

@@ -1,0 +1,32 @@
+-- nsys 2022.1 schema (no ENUM_* tables; MEMCPY has migrationCause and
+-- virtualAddress). Planted: unified-memory migrations, which the export
+-- writes as MEMCPY rows with copyKind 11/12/13 (Unified HtoD/DtoH/DtoD),
+-- srcKind/dstKind 7 (unknown), correlationId 0: a 2 MiB prefetch to the
+-- device (cause 1), the kernel's page faults pulling 64 KiB more (cause 2),
+-- the host reading 4 KiB back (cause 2, DtoH) and the driver's speculative
+-- prefetch of the next 60 KiB (cause 3), then the same 2 MiB block evicted
+-- (cause 4) and faulted back in; one Unified DtoD (peer) migration.
+CREATE TABLE StringIds (id INTEGER NOT NULL PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE ThreadNames (nameId INTEGER NOT NULL, priority INTEGER, globalTid INTEGER);
+CREATE TABLE TARGET_INFO_GPU (vmId INTEGER NOT NULL, id INTEGER NOT NULL, name TEXT, busLocation TEXT, isDiscrete INTEGER);
+CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER NOT NULL, end INTEGER NOT NULL, eventClass INTEGER NOT NULL, globalTid INTEGER, correlationId INTEGER, nameId INTEGER NOT NULL, returnValue INTEGER NOT NULL, callchainId INTEGER);
+CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER NOT NULL, end INTEGER NOT NULL, deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, streamId INTEGER NOT NULL, correlationId INTEGER, globalPid INTEGER, demangledName INTEGER NOT NULL, shortName INTEGER NOT NULL, gridX INTEGER NOT NULL, gridY INTEGER NOT NULL, gridZ INTEGER NOT NULL, blockX INTEGER NOT NULL, blockY INTEGER NOT NULL, blockZ INTEGER NOT NULL);
+CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY (start INTEGER NOT NULL, end INTEGER NOT NULL, deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, streamId INTEGER NOT NULL, correlationId INTEGER, globalPid INTEGER, bytes INTEGER NOT NULL, copyKind INTEGER NOT NULL, deprecatedSrcId INTEGER, srcKind INTEGER, dstKind INTEGER, srcDeviceId INTEGER, srcContextId INTEGER, dstDeviceId INTEGER, dstContextId INTEGER, migrationCause INTEGER, graphNodeId INTEGER, virtualAddress INTEGER);
+INSERT INTO StringIds VALUES (1, 'add'), (2, 'add(int, float *, float *)'), (3, 'cudaLaunchKernel_v7000'),
+ (4, 'cudaMallocManaged_v6000'), (5, 'cudaMemPrefetchAsync_v8000'), (6, 'vecadd_um'), (7, 'cudaDeviceSynchronize_v3020');
+INSERT INTO ThreadNames VALUES (6, 0, 281479338787593);
+INSERT INTO TARGET_INFO_GPU VALUES (281474976710656, 0, 'NVIDIA A100-SXM4-40GB', '0000:00:1e.0', 1);
+INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES
+ (100000, 400000, 0, 281479338787593, 1, 4, 0, 0),
+ (410000, 430000, 0, 281479338787593, 2, 5, 0, 0),
+ (600000, 610000, 0, 281479338787593, 3, 3, 0, 0),
+ (620000, 990000, 0, 281479338787593, 4, 7, 0, 0);
+INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (615000, 900000, 0, 1, 7, 3, 281479338786816, 2, 1, 64, 1, 1, 256, 1, 1);
+INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES
+ (420000, 500000, 0, 0, 0, 0, 281479338786816, 2097152, 11, NULL, 7, 7, NULL, NULL, NULL, NULL, 1, NULL, 139758504247296),
+ (620000, 630000, 0, 0, 0, 0, 281479338786816, 65536, 11, NULL, 7, 7, NULL, NULL, NULL, NULL, 2, NULL, 139758506344448),
+ (905000, 906000, 0, 0, 0, 0, 281479338786816, 4096, 12, NULL, 7, 7, NULL, NULL, NULL, NULL, 2, NULL, 139758504247296),
+ (906000, 910000, 0, 0, 0, 0, 281479338786816, 61440, 12, NULL, 7, 7, NULL, NULL, NULL, NULL, 3, NULL, 139758504251392),
+ (920000, 960000, 0, 0, 0, 0, 281479338786816, 2097152, 12, NULL, 7, 7, NULL, NULL, NULL, NULL, 4, NULL, 139758504247296),
+ (970000, 980000, 0, 0, 0, 0, 281479338786816, 65536, 11, NULL, 7, 7, NULL, NULL, NULL, NULL, 2, NULL, 139758504247296),
+ (980000, 985000, 0, 0, 0, 0, 281479338786816, 65536, 13, NULL, 7, 7, NULL, NULL, NULL, NULL, 0, NULL, 139758504312832);
