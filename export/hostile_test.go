@@ -204,4 +204,3 @@ func TestMarkdownSize64Ranks(t *testing.T) {
 		t.Errorf("unbalanced <details>")
 	}
 }
-
