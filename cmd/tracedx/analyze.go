@@ -82,7 +82,7 @@ ticket-ready Markdown report and --format json the versioned JSON report.`,
 	f.StringVarP(&opts.Output, "output", "o", "", "write the report to FILE (atomically; devices, FIFOs and symlink targets are written in place; - = stdout)")
 	f.StringVar(&opts.FailOn, "fail-on", "none", "exit 1 when a finding is at or above this severity: info, warning, error, none")
 	f.StringVar(&opts.Window, "window", "trace", "GPU time breakdown definition: trace (whole trace) or hta (Holistic Trace Analysis)")
-	f.StringVar(&opts.InputFormat, "input-format", "", "force the input format instead of sniffing: kineto, nsys, nccl-tests")
+	f.StringVar(&opts.InputFormat, "input-format", "", "force the input format instead of sniffing: kineto, nsys, nccl-tests, joblog")
 	f.StringArrayVar(&opts.Params, "param", nil, "override a rule parameter, RULE.PARAM=VALUE (repeatable; see 'tracedx rules explain RULE')")
 	f.StringArrayVar(&opts.Disable, "disable", nil, "do not run this rule (repeatable)")
 	f.IntVar(&opts.MaxWarnings, "max-warnings", 1000, "import warnings kept per file")

@@ -97,7 +97,7 @@ a --policy gate or has findings at or above --fail-on, else 0.`,
 	f.StringVar(&opts.Policy, "policy", "", "policy file (YAML): rule settings and gate conditions (see docs/policy.md)")
 	f.StringVar(&opts.FailOn, "fail-on", "none", "an input fails when a finding is at or above this severity: info, warning, error, none")
 	f.StringVar(&opts.Window, "window", "trace", "GPU time breakdown definition: trace or hta")
-	f.StringVar(&opts.InputFormat, "input-format", "", "force the input format instead of sniffing: kineto, nsys, nccl-tests")
+	f.StringVar(&opts.InputFormat, "input-format", "", "force the input format instead of sniffing: kineto, nsys, nccl-tests, joblog")
 	f.StringArrayVar(&opts.Params, "param", nil, "override a rule parameter, RULE.PARAM=VALUE (repeatable)")
 	f.StringArrayVar(&opts.Disable, "disable", nil, "do not run this rule (repeatable)")
 	f.IntVar(&opts.MaxWarnings, "max-warnings", 1000, "import warnings kept per file")

@@ -62,7 +62,7 @@ busy time grew by more than PCT percent.`,
 	f.Float64Var(&opts.FailPct, "fail-on-regression", 0, "exit 1 when span, step time or GPU busy time grew by more than PCT percent (0 = off)")
 	f.Float64Var(&opts.MinOverlap, "min-overlap", compare.DefaultMinOverlap, "kernel-name overlap (Jaccard, 0..1) below which the runs are reported as not comparable")
 	f.StringVar(&opts.Window, "window", "trace", "GPU time breakdown definition: trace or hta")
-	f.StringVar(&opts.InputFormat, "input-format", "", "force the input format instead of sniffing: kineto, nsys, nccl-tests")
+	f.StringVar(&opts.InputFormat, "input-format", "", "force the input format instead of sniffing: kineto, nsys, nccl-tests, joblog")
 	f.StringArrayVar(&opts.Params, "param", nil, "override a rule parameter, RULE.PARAM=VALUE (repeatable)")
 	f.StringArrayVar(&opts.Disable, "disable", nil, "do not run this rule (repeatable)")
 	f.IntVar(&opts.MaxWarnings, "max-warnings", 1000, "import warnings kept per file")

@@ -76,7 +76,7 @@ to attach to a ticket; --range START_NS:END_NS picks the time range by hand.`,
 	f.StringVar(&opts.Range, "window", "", "deprecated spelling of --range")
 	_ = f.MarkHidden("window")
 	_ = f.MarkDeprecated("window", "use --range START_NS:END_NS")
-	f.StringVar(&opts.InputFormat, "input-format", "", "force the input format instead of sniffing: kineto, nsys, nccl-tests")
+	f.StringVar(&opts.InputFormat, "input-format", "", "force the input format instead of sniffing: kineto, nsys, nccl-tests, joblog")
 	f.BoolVar(&opts.NoFindings, "no-findings", false, "perfetto: do not run the detectors nor draw findings")
 	f.BoolVar(&opts.NoFlows, "no-flows", false, "perfetto: leave out launch → kernel flow arrows")
 	f.BoolVar(&opts.Absolute, "absolute-time", false, "perfetto: keep epoch-scale timestamps instead of writing them relative to a whole-second origin")

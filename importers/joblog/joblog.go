@@ -75,13 +75,32 @@ func (importer) Sniff(head []byte) int {
 	}
 	for _, m := range ncclMarks {
 		if bytes.Contains(head, []byte(m)) {
-			// NCCL_DEBUG lines alone may be an nccl-tests excerpt: the
-			// nccl-tests importer (70) keeps them; --format joblog reads
-			// them as a job log.
-			return 65
+			// NCCL_DEBUG lines alone are a job's log (a training or
+			// serving job prints them at init): 75 beats the nccl-tests
+			// importer's 70 for bare INFO lines. Below 80, so the
+			// registry looks at a longer head, where an nccl-tests
+			// header or result table (above) gives the log back to it.
+			if tableRows(head) >= 3 {
+				return 0
+			}
+			return 75
 		}
 	}
 	return 0
+}
+
+// tableRows counts lines that look like nccl-tests result rows (11 or more
+// fields, the first two integers: size and count), printed without a header
+// in an excerpt.
+func tableRows(head []byte) int {
+	rows := 0
+	for _, ln := range bytes.Split(head, []byte("\n")) {
+		f := bytes.Fields(ln)
+		if len(f) >= 11 && isDigits(f[0]) && isDigits(f[1]) {
+			rows++
+		}
+	}
+	return rows
 }
 
 // reJobDecor matches line decorations nccl-tests never prints: torchrun
