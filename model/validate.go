@@ -190,7 +190,7 @@ func (v *validator) check() {
 		v.fail("clock origin %d out of range", t.Clock.Origin)
 	}
 	v.checkBench()
-
+	v.checkJobLog()
 }
 
 // checkSeries checks counters, their samples and memory events.

@@ -72,7 +72,7 @@ func newStat(engine, id, kind string, d decor, n int) model.EngineStat {
 		Running: -1, Waiting: -1, Swapped: -1, KVUsage: -1, PrefixHit: -1, Tokens: -1, NewTokens: -1, CachedTokens: -1}
 }
 
-var reEngineID = regexp.MustCompile(`Engine (\d+):`)
+var reEngineID = regexp.MustCompile(`(?:Engine (\d+)|(\d+) Engines Aggregated):`)
 
 // vllmStats reads vLLM's periodic stats line:
 //
@@ -82,6 +82,10 @@ var reEngineID = regexp.MustCompile(`Engine (\d+):`)
 //	V1 (vllm/v1/metrics/loggers.py, 0.8+): "[Engine %03d: ]Avg prompt throughput: %.1f tokens/s,
 //	  Avg generation throughput: %.1f tokens/s, Running: %d reqs, Waiting: %d reqs,
 //	  GPU KV cache usage: %.1f%%|n/a, Prefix cache hit rate: %.1f%%|n/a"
+//	V1 0.11+ adds, after Waiting, "Deferred: %d reqs" and "Preemptions: %d"
+//	  (requests preempted in the interval, printed when > 0), and with data
+//	  parallelism "%d Engines Aggregated: " as the prefix. A Preemptions
+//	  field becomes a preemption event with that count.
 func (p *parser) vllmStats(s string, d decor, n int, final bool) result {
 	i := strings.Index(s, "Avg prompt throughput:")
 	if i < 0 {
@@ -91,8 +95,12 @@ func (p *parser) vllmStats(s string, d decor, n int, final bool) result {
 	id := d.inst
 	if m := reEngineID.FindStringSubmatch(s[:i]); m != nil {
 		id = "Engine " + m[1]
+		if m[2] != "" {
+			id = m[2] + " Engines Aggregated"
+		}
 	}
 	st := newStat(engine, id, "stats", d, n)
+	preempt := int64(-1)
 	var bad []string
 	kvSeen, lastOK := false, true
 	fs := fields(s[i:])
@@ -114,6 +122,9 @@ func (p *parser) vllmStats(s string, d decor, n int, final bool) result {
 		case "Swapped":
 			st.Swapped = int64(v)
 			engine = "vllm-v0"
+		case "Preemptions":
+			preempt = int64(v)
+		case "Deferred":
 		case "GPU KV cache usage":
 			kvSeen = true
 			st.KVUsage = v
@@ -148,7 +159,18 @@ func (p *parser) vllmStats(s string, d decor, n int, final bool) result {
 	}
 	p.stats.add(st)
 	p.source(engine)
+	if preempt > 0 {
+		ev := newEvent("preemption", engine, d, n)
+		ev.ID, ev.Count = id, preempt
+		p.event(ev)
+	}
 	return known
+}
+
+// newEvent returns an event of kind with every number unknown.
+func newEvent(kind, engine string, d decor, n int) model.EngineEvent {
+	return model.EngineEvent{Kind: kind, Engine: engine, Rank: d.rank, ID: d.inst, Time: d.time, HasTime: d.hasTime, Line: n, Count: -1, GPU: -1,
+		TriedBytes: -1, CapacityBytes: -1, FreeBytes: -1, AllocatedBytes: -1, ReservedUnallocBytes: -1, ReservedBytes: -1, Seconds: -1, Bytes: -1}
 }
 
 func orMissing(bad []string) []string {
@@ -376,8 +398,7 @@ func (p *parser) startup(s string, d decor, n int) result {
 			capa("sglang").MaxNumSeqs = parseInt(m[1])
 		}
 	}
-	ev := model.EngineEvent{Rank: d.rank, ID: d.inst, Time: d.time, HasTime: d.hasTime, Line: n, Count: -1, GPU: -1, TriedBytes: -1,
-		CapacityBytes: -1, FreeBytes: -1, AllocatedBytes: -1, ReservedUnallocBytes: -1, ReservedBytes: -1, Seconds: -1, Bytes: -1}
+	ev := newEvent("", "", d, n)
 	if m := reGraph.FindStringSubmatch(s); m != nil {
 		ev.Kind, ev.Engine = "graph-capture", "vllm"
 		ev.Seconds, _, _ = num(m[1])
@@ -429,8 +450,7 @@ func (p *parser) oom(s string, d decor, n int) result {
 	if !strings.Contains(s, "out of memory") || !(strings.Contains(s, "CUDA") || strings.Contains(s, "HIP")) {
 		return unknown
 	}
-	ev := model.EngineEvent{Kind: "oom", Engine: "torch", Rank: d.rank, ID: d.inst, Time: d.time, HasTime: d.hasTime, Line: n, Count: -1, GPU: -1,
-		TriedBytes: -1, CapacityBytes: -1, FreeBytes: -1, AllocatedBytes: -1, ReservedUnallocBytes: -1, ReservedBytes: -1, Seconds: -1, Bytes: -1}
+	ev := newEvent("oom", "torch", d, n)
 	if m := reOOMTried.FindStringSubmatch(s); m != nil {
 		ev.TriedBytes = bytesOf(m[1], m[2])
 	}

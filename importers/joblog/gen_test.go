@@ -203,6 +203,9 @@ var fixtures = map[string]func() string{
 		g.raw(line[70:150])
 		g.raw(line[150:])
 		g.ln("%s", vllmV1(1, 0, 0, 0, 0, "n/a", "n/a"))
+		// 0.11+: Deferred and Preemptions fields, the DP aggregate prefix.
+		g.ln("Engine 000: Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 1310.2 tokens/s, Running: 58 reqs, Waiting: 6 reqs, Deferred: 2 reqs, Preemptions: 3, GPU KV cache usage: 98.7%%, Prefix cache hit rate: 36.0%%")
+		g.ln("2 Engines Aggregated: Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 2620.4 tokens/s, Running: 116 reqs, Waiting: 12 reqs, GPU KV cache usage: 97.1%%, Prefix cache hit rate: 36.0%%")
 		g.ln("SpecDecoding metrics: Draft acceptance rate: 71.3%%, Mean acceptance length: 3.14, Accepted: 1426 tokens, Drafted: 2000 tokens, Per-position acceptance rate: 0.905, 0.783, 0.681, 0.483")
 		g.ln("SpecDecoding metrics: Mean acceptance length: 1.42, Accepted throughput: 20.10 tokens/s, Drafted throughput: 96.00 tokens/s, Accepted: 201 tokens, Drafted: 960 tokens, Per-position acceptance rate: 0.350, 0.050, 0.020, 0.000, Avg Draft acceptance rate: 20.9%%")
 		return g.String()
