@@ -7,6 +7,7 @@ import (
 	"github.com/tracedx/tracedx/detectors/collectivetimeout"
 	"github.com/tracedx/tracedx/detectors/commwait"
 	"github.com/tracedx/tracedx/detectors/gilstall"
+	"github.com/tracedx/tracedx/detectors/gpumetrics"
 	"github.com/tracedx/tracedx/detectors/kernelgap"
 	"github.com/tracedx/tracedx/detectors/launchoverhead"
 	"github.com/tracedx/tracedx/detectors/memcpy"
@@ -37,6 +38,7 @@ func Detectors() []*detectors.Detector {
 		collectivetimeout.Detector,
 		servingthroughput.Detector,
 		memorypressure.Detector,
+		gpumetrics.Detector,
 		specdecode.Detector,
 	}
 }
