@@ -14,13 +14,18 @@ var Detector = &detectors.Detector{
 	Title:    "KV cache saturation, start-up capacity and out-of-memory errors",
 	Layer:    model.LayerMemory,
 	Severity: model.SevWarning,
-	Formats:  []model.Format{model.FormatJobLog},
+	Formats:  append([]model.Format{model.FormatJobLog}, detectors.TimelineFormats...),
 	Params: []detectors.Param{
 		{Name: "kv_high", Default: 0.9, Unit: "ratio", Doc: "KV cache usage at or above which the cache counts as full"},
 		{Name: "sustained_samples", Default: 3, Unit: "count", Doc: "consecutive stats samples at kv_high or above that make saturation sustained"},
 		{Name: "min_concurrency", Default: 4, Unit: "x", Doc: "start-up 'Maximum concurrency' below this many full-length requests is flagged"},
 		{Name: "frag_gib", Default: 1, Unit: "GiB", Doc: "reserved-but-unallocated memory at an OOM above this is fragmentation"},
-		{Name: "frag_fraction", Default: 0.1, Unit: "ratio", Doc: "… or above this fraction of the device's capacity"},
+		{Name: "frag_fraction", Default: 0.1, Unit: "ratio", Doc: "… or above this fraction of the device's capacity (traces: both)"},
+		{Name: "near_full", Default: 0.95, Unit: "ratio", Doc: "traces: peak reserved (or CUDA memory in use) at or above this share of the device warns"},
+		{Name: "pressure", Default: 0.8, Unit: "ratio", Doc: "traces: peak share at or above this is noted, and makes cached-but-unallocated memory fragmentation"},
+		{Name: "churn_min", Default: 3, Unit: "count", Doc: "traces: reserved memory growing and shrinking at least this many times each in the steady state is churn"},
+		{Name: "warmup_steps", Default: 1, Unit: "steps", Doc: "traces: steps skipped as warm-up when the trace has more steps than this"},
+		{Name: "warmup_pct", Default: 10, Unit: "%", Doc: "traces: share of the allocator events' span skipped as warm-up when the trace has too few steps"},
 	},
 	Doc: `Reads job and inference-engine logs for GPU memory limits:
 
@@ -43,12 +48,31 @@ var Detector = &detectors.Detector{
   "reserved by PyTorch but unallocated" is above frag_gib or frag_fraction
   of the device, the failure is fragmentation, not a lack of memory.
 
+From traces (Kineto [memory] events: the PyTorch caching allocator's
+allocated and reserved totals; nsys CUDA memory usage events: memory
+obtained with cudaMalloc, no reserved/allocated split), per device:
+
+- peak reserved at or above near_full of the device's memory (warning);
+  at or above pressure an info note (inference engines preallocate the KV
+  cache up to gpu_memory_utilization: high use is by design there);
+- fragmentation: reserved − allocated at the reserved peak above frag_gib
+  and frag_fraction of the device while the device is under pressure
+  (Kineto only); cached memory on a device with room to spare is not a
+  problem and only shows in the summary;
+- allocator churn: reserved memory (nsys: memory in use) both growing and
+  shrinking at least churn_min times in the steady state (empty_cache in
+  the loop, varying shapes); growth alone is the cache warming up.
+
+The peaks themselves are in the report's device-memory table.
+
 ## How to fix
 - KV-bound: raise gpu_memory_utilization; FP8 KV cache (kv_cache_dtype=fp8);
   lower max_model_len or max_num_seqs; enable prefix caching; more TP or PP
   (KV per GPU shrinks) or more replicas; SGLang: mem_fraction_static.
 - Low start-up capacity: the same levers; the model weights leave too
   little for KV at this max_model_len.
+- Churn: no torch.cuda.empty_cache() in the loop, stable shapes (padding,
+  bucketing), expandable_segments:True, cudaMallocAsync pools.
 - OOM with large reserved-unallocated memory:
   PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (fragmentation); else
   lower the batch or sequence length, use activation checkpointing, or give
@@ -63,6 +87,7 @@ func run(p *detectors.Pass) error {
 	for _, t := range p.Set.Traces {
 		j := t.JobLog
 		if j == nil {
+			looked = traceMemory(p, t) || looked
 			continue
 		}
 		name := filepath.Base(t.Path)
@@ -89,7 +114,7 @@ func run(p *detectors.Pass) error {
 		ooms(p, j, name)
 	}
 	if !looked {
-		p.NotMeasurable("no engine stats, capacity, preemption or OOM lines in the input")
+		p.NotMeasurable("no engine stats, capacity, preemption or OOM lines and no allocator events (Kineto profile_memory, nsys --cuda-memory-usage) in the input")
 	}
 	return nil
 }
