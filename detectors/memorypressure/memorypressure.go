@@ -83,13 +83,14 @@ The peaks themselves are in the report's device-memory table.
 }
 
 func run(p *detectors.Pass) error {
-	looked := false
+	looked, logs := false, false
 	for _, t := range p.Set.Traces {
 		j := t.JobLog
 		if j == nil {
 			looked = traceMemory(p, t) || looked
 			continue
 		}
+		logs = true
 		name := filepath.Base(t.Path)
 		pre := j.EventsOf("preemption")
 		if len(j.Stats) > 0 || len(j.Events) > 0 || len(j.Capacity) > 0 {
@@ -113,8 +114,12 @@ func run(p *detectors.Pass) error {
 		capacity(p, j, name)
 		ooms(p, j, name)
 	}
-	if !looked {
-		p.NotMeasurable("no engine stats, capacity, preemption or OOM lines and no allocator events (Kineto profile_memory, nsys --cuda-memory-usage) in the input")
+	switch {
+	case looked:
+	case logs:
+		p.NotMeasurable("no engine stats, capacity, preemption or OOM lines in the input")
+	default:
+		p.NotMeasurable("no allocator events in the trace (torch.profiler profile_memory=True, nsys --cuda-memory-usage=true)")
 	}
 	return nil
 }
