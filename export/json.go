@@ -32,6 +32,7 @@ type (
 		Memory        []jsonMemory        `json:"memory"`
 		Benchmarks    []jsonBenchmark     `json:"benchmarks,omitempty"`
 		NCCL          *jsonNCCL           `json:"nccl,omitempty"`
+		Serving       []jsonServing       `json:"serving,omitempty"`
 	}
 	jsonTool struct {
 		Name    string `json:"name"`
@@ -228,6 +229,7 @@ func JSON(w io.Writer, r *model.Report) error {
 		Ops:           []jsonOp{},
 		Memory:        []jsonMemory{},
 	}
+	out.Serving = servingJSON(r)
 	for _, in := range r.Inputs {
 		out.Inputs = append(out.Inputs, jsonInput{Path: in.Path, Format: string(in.Format), Rank: in.Rank, Producer: in.Producer})
 	}
