@@ -32,8 +32,9 @@ one token of its own, so the mean acceptance length L (tokens per step, the
 bonus token included) is the speed-up in steps. Proposing the k drafts costs
 k × draft_cost target-step equivalents, so the estimated speed-up is
 L / (1 + k × draft_cost). Below min_speedup speculation does not pay (and
-costs KV space and batch capacity); an acceptance rate below min_acceptance
-is flagged as low even when the estimate is still above 1. Per-position
+costs KV space and batch capacity): a warning. An acceptance rate below
+min_acceptance with an estimate still at or above min_speedup is an info
+(tuning k or the proposer gains more; nothing is lost yet). Per-position
 acceptance below weak_position shows the later positions are wasted.
 
 ## How to fix
@@ -105,7 +106,13 @@ func run(p *detectors.Pass) error {
 		if worstSpeed >= 0 {
 			metrics = append(metrics, model.Metric{Name: "est_speedup_worst", Value: worstSpeed, Unit: "x"})
 		}
-		p.Report(model.Finding{Severity: model.SevWarning, Title: "Low speculative-decoding acceptance", Message: msg, Recommendation: rec,
+		sev, title := model.SevWarning, "Low speculative-decoding acceptance"
+		if worstSpeed >= minSpeed {
+			// Low acceptance, yet each target step still emits enough
+			// tokens to beat the draft cost: worth tuning, not a fault.
+			sev, title = model.SevInfo, "Low speculative-decoding acceptance, speculation still pays"
+		}
+		p.Report(model.Finding{Severity: sev, Title: title, Message: msg, Recommendation: rec,
 			Confidence: model.Estimated, Metrics: metrics, Evidence: ev})
 	}
 	if !looked {
