@@ -43,6 +43,23 @@ type JobLog struct {
 	Dropped int
 	// Capacity is the start-up capacity per engine, merged from its lines.
 	Capacity []EngineCapacity
+	// Requests are per-request timing lines (TGI router "Success" lines),
+	// in file order (decimated like Stats, see StatsStride).
+	Requests []RequestStat
+}
+
+// RequestStat is one finished request's timing as an engine logs it
+// (seconds; -1 when not printed).
+type RequestStat struct {
+	// Engine is the grammar ("tgi"); Route the handler ("generate",
+	// "generate_stream", "chat_completions", ...).
+	Engine, Route string
+	Time          Time
+	HasTime       bool
+	Line          int
+	// Total = validation + queue + inference; TimePerToken = inference /
+	// generated tokens.
+	Total, Validation, Queue, Inference, TimePerToken float64
 }
 
 // JobHost is what the NCCL lines of one host say.
@@ -227,6 +244,13 @@ func dumpJobLog(p func(string, ...any), j *JobLog) {
 		p("  line %d %s %s/%s rank=%d t=%s mode=%q count=%d gpu=%d tried=%d cap=%d free=%d alloc=%d unalloc=%d reserved=%d sec=%s bytes=%d %s\n", e.Line, e.Kind,
 			e.Engine, e.ID, e.Rank, tm(e.Time, e.HasTime), e.Mode, e.Count, e.GPU, e.TriedBytes, e.CapacityBytes, e.FreeBytes, e.AllocatedBytes,
 			e.ReservedUnallocBytes, e.ReservedBytes, g(e.Seconds), e.Bytes, q(e.Message))
+	}
+	if len(j.Requests) > 0 {
+		p("requests %d\n", len(j.Requests))
+		for _, r := range j.Requests {
+			p("  line %d %s/%s t=%s total=%s validation=%s queue=%s inference=%s per_token=%s\n", r.Line, r.Engine, r.Route, tm(r.Time, r.HasTime),
+				g(r.Total), g(r.Validation), g(r.Queue), g(r.Inference), g(r.TimePerToken))
+		}
 	}
 	p("capacity %d\n", len(j.Capacity))
 	for _, c := range j.Capacity {

@@ -74,6 +74,16 @@ func (v *validator) checkJobLog() {
 		}
 	}
 	prev = 0
+	for i, r := range j.Requests {
+		prev = line("requests", i, r.Line, prev)
+		tm("requests", i, r.Time, r.HasTime)
+		for _, f := range []float64{r.Total, r.Validation, r.Queue, r.Inference, r.TimePerToken} {
+			if !unknownOr(f, math.MaxFloat64) {
+				v.fail("joblog.requests[%d]: time %v invalid", i, f)
+			}
+		}
+	}
+	prev = 0
 	for i, w := range j.Watchdog {
 		prev = line("watchdog", i, w.Line, prev)
 		tm("watchdog", i, w.Time, w.HasTime)

@@ -24,6 +24,7 @@ var Detector = &detectors.Detector{
 		{Name: "queue_fraction", Default: 0.5, Unit: "ratio", Doc: "requests waiting in at least this fraction of the samples make a queue"},
 		{Name: "kv_high", Default: 0.9, Unit: "ratio", Doc: "KV cache usage at or above which a queue is memory-bound"},
 		{Name: "kv_low", Default: 0.7, Unit: "ratio", Doc: "KV cache usage below which a queue with a flat running count is scheduler-bound"},
+		{Name: "queue_share", Default: 0.2, Unit: "ratio", Doc: "per-request logs (TGI): queue time at or above this share of the requests' total time is a queue"},
 	},
 	Doc: `Reads the periodic stats lines of inference engines (vLLM V0/V1 "Avg prompt
 throughput … Running … Waiting … GPU KV cache usage", SGLang "Decode batch … gen
@@ -41,6 +42,9 @@ throughput … #queue-req", TensorRT-LLM iteration stats) and reports, per engin
   kv_low → scheduler-bound (max_num_seqs / max_num_batched_tokens cap the
   batch while memory is free); otherwise the engine is still admitting
   (running grows) at its prefill rate → prefill-bound;
+- per-request logs (TGI router "Success" lines with total_time, queue_time,
+  inference_time, time_per_token): a latency summary (info) and a queue
+  (warning) when queue time is at least queue_share of the requests' time;
 - throughput below target_tps (warning; off by default: a good number
   depends on the model, GPU and request mix, so there is no universal one).
 
@@ -63,17 +67,21 @@ func run(p *detectors.Pass) error {
 	looked := false
 	for _, t := range p.Set.Traces {
 		j := t.JobLog
-		if j == nil || len(j.Stats) == 0 {
+		if j == nil {
+			continue
+		}
+		name := filepath.Base(t.Path)
+		looked = requests(p, j, name) || looked
+		if len(j.Stats) == 0 {
 			continue
 		}
 		looked = true
-		name := filepath.Base(t.Path)
 		for _, s := range j.Series() {
 			analyse(p, j, s, name)
 		}
 	}
 	if !looked {
-		p.NotMeasurable("no engine stats lines (vLLM, SGLang, TensorRT-LLM) in the input")
+		p.NotMeasurable("no engine stats lines (vLLM, SGLang, TensorRT-LLM) or request timing lines (TGI) in the input")
 	}
 	return nil
 }

@@ -109,6 +109,13 @@ func oomNew(gpu int, tried, capGiB, free, alloc, unalloc string) string {
 		tried, gpu, capGiB, free, alloc, unalloc)
 }
 
+// tgiLine writes a TGI router "Success" line (router/src/server.rs: the
+// handler span's fields in Rust Duration Debug form).
+func tgiLine(ts, route, total, validation, queue, inference, perToken string) string {
+	return fmt.Sprintf("%s  INFO %s{parameters=GenerateParameters { best_of: None, temperature: Some(0.7), repetition_penalty: None, top_k: None, top_p: None, do_sample: true, max_new_tokens: Some(100), stop: [], truncate: None, seed: None } total_time=\"%s\" validation_time=\"%s\" queue_time=\"%s\" inference_time=\"%s\" time_per_token=\"%s\" seed=\"None\"}: text_generation_router::server: router/src/server.rs:322: Success",
+		ts, route, total, validation, queue, inference, perToken)
+}
+
 // fixtures are the generated logs of the golden tests (one per grammar
 // family); testdata/<name>.golden holds each one's model dump.
 var fixtures = map[string]func() string{
@@ -208,6 +215,21 @@ var fixtures = map[string]func() string{
 		g.ln("2 Engines Aggregated: Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 2620.4 tokens/s, Running: 116 reqs, Waiting: 12 reqs, GPU KV cache usage: 97.1%%, Prefix cache hit rate: 36.0%%")
 		g.ln("SpecDecoding metrics: Draft acceptance rate: 71.3%%, Mean acceptance length: 3.14, Accepted: 1426 tokens, Drafted: 2000 tokens, Per-position acceptance rate: 0.905, 0.783, 0.681, 0.483")
 		g.ln("SpecDecoding metrics: Mean acceptance length: 1.42, Accepted throughput: 20.10 tokens/s, Drafted throughput: 96.00 tokens/s, Accepted: 201 tokens, Drafted: 960 tokens, Per-position acceptance rate: 0.350, 0.050, 0.020, 0.000, Avg Draft acceptance rate: 20.9%%")
+		return g.String()
+	},
+	// TGI router: requests whose queue time grows to most of their total
+	// (a saturated server), every Duration unit, ANSI colours, a
+	// generate_stream and a chat_completions span, a line with a broken
+	// duration.
+	"tgi": func() string {
+		g := &gen{}
+		g.ln("2024-06-05T08:10:00.000000Z  INFO text_generation_router: router/src/main.rs:420: Serving revision abc of model m")
+		for i, q := range []string{"85.6µs", "120ms", "1.5s", "4.25s", "6s"} {
+			g.ln("%s", tgiLine(fmt.Sprintf("2024-06-05T08:10:%02d.%06dZ", 10+i, i*1000), "generate", fmt.Sprintf("%.2fs", 2.07+float64(i)*1.4), "370.3µs", q, "2.07s", "20.7ms"))
+		}
+		g.ln("\x1b[2m2024-06-05T08:10:20.000000Z\x1b[0m \x1b[32m INFO\x1b[0m %s", tgiLine("", "generate_stream", "900ms", "1.2ms", "400ns", "899ms", "9ms")[1:])
+		g.ln("%s", tgiLine("2024-06-05T08:10:21.000000Z", "chat_completions", "1.1s", "2ms", "100ms", "998ms", "10ms"))
+		g.ln("%s", tgiLine("2024-06-05T08:10:22.000000Z", "generate", "1.1s", "2ms", "soon", "998ms", "10ms"))
 		return g.String()
 	},
 	// SGLang (2024 and 2025 layouts, DP/TP tags, accept len, retraction,

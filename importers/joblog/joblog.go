@@ -35,7 +35,7 @@ var (
 		"Maximum concurrency for ", "GPU KV cache size:", "# GPU blocks:", "# cuda blocks:", "PreemptionMode.",
 		"Watchdog caught collective operation timeout", "last enqueued NCCL work", "ProcessGroupNCCL",
 		"CUDA out of memory", `"Active Request Count"`, `"kvCacheStats"`, "max_total_num_tokens=",
-		"Available KV cache memory:", "Graph capturing finished",
+		"Available KV cache memory:", "Graph capturing finished", "text_generation_router",
 	}
 	ncclMarks      = []string{" NCCL INFO ", " NCCL WARN ", "] NCCL INFO", "] NCCL WARN"}
 	benchTestMarks = []string{"nccl-tests version", "Collective test starting:", "rccl-tests: Version", "Avg bus bandwidth",
@@ -152,15 +152,16 @@ func (s *series[T]) add(v T) {
 }
 
 type parser struct {
-	t       *model.Trace
-	j       *model.JobLog
-	w       *importers.Warner
-	nccl    ncclState
-	stats   series[model.EngineStat]
-	spec    series[model.SpecDecodeStat]
-	sources map[string]bool
-	ranks   map[int]bool
-	join    []byte
+	t        *model.Trace
+	j        *model.JobLog
+	w        *importers.Warner
+	nccl     ncclState
+	stats    series[model.EngineStat]
+	spec     series[model.SpecDecodeStat]
+	requests series[model.RequestStat]
+	sources  map[string]bool
+	ranks    map[int]bool
+	join     []byte
 }
 
 func (p *parser) warn(n int, format string, args ...any) {
@@ -273,6 +274,9 @@ func (p *parser) dispatch(msg []byte, d decor, n int, final bool) result {
 	if r := p.oom(s, d, n); r != unknown {
 		return r
 	}
+	if r := p.tgiRequest(s, d, n); r != unknown {
+		return r
+	}
 	return p.startup(s, d, n)
 }
 
@@ -290,6 +294,7 @@ func (p *parser) finish() {
 	p.nccl.finish(j)
 	j.Stats, j.StatsStride = p.stats.list, max(p.stats.stride, 1)
 	j.Spec = p.spec.list
+	j.Requests = p.requests.list
 	for s := range p.sources {
 		j.Sources = append(j.Sources, s)
 	}
@@ -308,7 +313,7 @@ func (p *parser) finish() {
 	if j.NCCL.InfoLines > 0 {
 		t.Caps.Add(model.CapTopology)
 	}
-	if p.stats.stride > 1 {
+	if p.stats.stride > 1 || p.requests.stride > 1 {
 		t.Caps.Note(fmt.Sprintf("engine stats decimated: every %d-th line kept", p.stats.stride))
 	}
 	if j.Dropped > 0 {
