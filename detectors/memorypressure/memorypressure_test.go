@@ -78,3 +78,32 @@ RuntimeError: something else failed
 		t.Fatalf("want no findings: %s", titles(res))
 	}
 }
+
+// TestMultiLogJob: the logs of one job's ranks analysed together: rank 0's
+// start-up capacity and rank 1's OOM (torchrun "[rank1]:" prefix) are both
+// reported, each naming its file, and a clean third log adds nothing.
+func TestMultiLogJob(t *testing.T) {
+	logs := map[string]string{
+		"rank0.log": "INFO 06-01 08:00:03 [kv_cache_utils.py:720] Maximum concurrency for 131,072 tokens per request: 1.30x\n",
+		"rank1.log": "[rank1]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 1 has a total capacity of 79.15 GiB of which 1.25 GiB is free. Of the allocated memory 60.10 GiB is allocated by PyTorch, and 17.40 GiB is reserved by PyTorch but unallocated. If reserved but unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.\n",
+		"rank2.log": "INFO 06-01 08:00:03 [kv_cache_utils.py:720] Maximum concurrency for 8,192 tokens per request: 40.00x\n",
+	}
+	var trs []*model.Trace
+	for _, name := range []string{"rank0.log", "rank1.log", "rank2.log"} {
+		tr, err := joblog.Parse(strings.NewReader(logs[name]), name, importers.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		trs = append(trs, tr)
+	}
+	res := detectors.Run(model.NewTraceSet(trs), []*detectors.Detector{Detector}, detectors.Config{})
+	if got := titles(res); got != "CUDA out of memory from fragmentation | Low KV capacity at start-up" {
+		t.Fatalf("findings: %s", got)
+	}
+	if !strings.HasPrefix(res.Findings[0].Message, "rank1.log line 1: CUDA out of memory on GPU 1") || res.Findings[0].Evidence[0].Rank != 1 {
+		t.Errorf("OOM: %s (rank %d)", res.Findings[0].Message, res.Findings[0].Evidence[0].Rank)
+	}
+	if !strings.HasPrefix(res.Findings[1].Message, "rank0.log:") {
+		t.Errorf("capacity: %s", res.Findings[1].Message)
+	}
+}
