@@ -24,7 +24,7 @@ func writeBig(tb testing.TB, dir string, size int64) string {
 	}
 	w := bufio.NewWriterSize(f, 1<<20)
 	var block strings.Builder
-	for _, name := range []string{"nccl-3host-mixed", "c10d-midrun-hang", "vllm-v0", "vllm-v1-docker", "sglang-trtllm"} {
+	for _, name := range []string{"nccl-3host-mixed", "c10d-midrun-hang", "vllm-v0", "vllm-v1-docker", "sglang-trtllm", "tgi"} {
 		block.WriteString(fixtures[name]())
 	}
 	b := block.String()
@@ -74,5 +74,6 @@ func BenchmarkParseBig(b *testing.B) {
 		}
 		b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MiB")
 		b.ReportMetric(float64(len(tr.JobLog.Stats)), "stats-kept")
+		b.ReportMetric(float64(len(tr.JobLog.Requests)), "requests-kept")
 	}
 }
