@@ -3,7 +3,7 @@
 // ProcessGroupNCCL watchdog messages, vLLM V0 and V1 stats, preemption,
 // start-up capacity and speculative-decoding lines, SGLang prefill/decode
 // batch lines, TensorRT-LLM iteration-stats JSON and CUDA out-of-memory
-// errors.
+// errors, and text-generation-inference (TGI) router request lines.
 //
 // Pipeline place: cmd → importers (this package) → model. It fills no
 // timeline tables; detectors collective-timeout, serving-throughput,
@@ -12,7 +12,9 @@
 // One reader serves every grammar: a physical line loses its launcher and
 // logger decorations first (ANSI colours, Docker/Kubernetes RFC 3339
 // timestamps, torchrun "[rank0]:" / "[default0]:", Slurm "0: ", Open MPI
-// "[1,0]<stdout>:", Ray / vLLM "(EngineCore_DP0 pid=…)", Python logging and
+// "[1,0]<stdout>:", Ray / vLLM "(EngineCore_DP0 pid=…)" and Ray's bare
+// "(pid=…, ip=…)", TensorRT-LLM "[12/18/2024-03:35:37] [TRT-LLM] [MPI_Rank 1]
+// [I]" and "[TensorRT-LLM][INFO]", Python logging and
 // vLLM "INFO 07-28 06:42:09 [loggers.py:118]", glog "[E321 02:07:08.40 f.cpp:1]",
 // SGLang "[2025-09-03 18:33:18 TP0]"), keeping the outermost timestamp and
 // the rank / engine instance they name; then the message is matched against

@@ -183,6 +183,8 @@ var fixtures = map[string]func() string{
 		g.ln("[rank1]: %s", oomNew(1, "2.00 GiB", "79.15 GiB", "1.25 GiB", "60.10 GiB", "17.40 GiB"))
 		g.ln("RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 15.78 GiB total capacity; 14.56 GiB already allocated; 3.19 MiB free; 14.71 GiB reserved in total by PyTorch) If reserved memory is >> allocated memory try setting max_split_size_mb to avoid fragmentation.")
 		g.ln("INFO 05-14 09:03:00 metrics.py:341] Avg prompt throughput: ??? tokens/s, Avg generation throughput: 1.0 tokens/s, Running: 1 reqs, Swapped: 0 reqs, Pending: 0 reqs, GPU KV cache usage: 1.0%%, CPU KV cache usage: 0.0%%.")
+		// Ray's bare task prefix.
+		g.ln("(pid=4243, ip=10.1.2.4) WARNING 05-14 09:04:00 scheduler.py:1089] Sequence group 21 is preempted by PreemptionMode.RECOMPUTE mode because there is not enough KV cache space. This can affect the end-to-end performance. Increase gpu_memory_utilization or tensor_parallel_size to provide more KV cache memory. total_num_cumulative_preemption=51")
 		return g.String()
 	},
 	// vLLM V1 in Docker: two engines (DP), a stats line wrapped twice by
@@ -249,6 +251,9 @@ var fixtures = map[string]func() string{
 		g.raw(` blocks":900}`)
 		g.ln(`[TensorRT-LLM][INFO] {"cpuMemUsage":1024,"gpuMemUsage":4096,"iter":8,"iterLatencyMS":12.5,"kvCacheStats":{"freeNumBlocks":50,"maxNumBlocks":1000,"tokensPerBlock":32,"usedNumBlocks":950},"maxNumActiveRequests":64,"numActiveRequests":30,"numQueuedRequests":9,"timestamp":"04-02-2025 11:00:16"}`)
 		g.ln(`I0402 11:00:17.000000 20559 libtensorrtllm.cc:1205] {"Active Request Count":1,"Max KV cache blocks"`)
+		// TensorRT-LLM's Python logger with an MPI rank, and its C++ logger.
+		g.ln("[04/02/2025-11:00:18] [TRT-LLM] [MPI_Rank 1] [E] %s", oomNew(1, "1.00 GiB", "79.15 GiB", "0.50 GiB", "77.00 GiB", "0.40 GiB"))
+		g.ln(`[TensorRT-LLM][INFO] {"iter":9,"kvCacheStats":{"maxNumBlocks":1000,"usedNumBlocks":990},"numActiveRequests":31,"numQueuedRequests":12}`)
 		return g.String()
 	},
 }

@@ -31,8 +31,14 @@ var (
 	// glog (c10d, TensorRT-LLM): "[E321 02:07:08.408271257 ProcessGroupNCCL.cpp:607] ",
 	// "[E ProcessGroupNCCL.cpp:563] " (c10 does not pad the month: "E321"), "I1218 03:35:37.688135 20559 libtensorrtllm.cc:1205] ".
 	reGlog = regexp.MustCompile(`^\[?([IWEF])(?:(\d{1,2})(\d\d))?(?: ?(\d\d):(\d\d):(\d\d)(?:\.(\d{1,9}))?)?(?: +\d+)? ([\w.-]+:\d+)\] ?`)
-	// Ray / vLLM multiprocess prefixes: "(APIServer pid=1) ", "(RayWorkerWrapper pid=12, ip=10.0.0.2) ".
-	rePid = regexp.MustCompile(`^\(([A-Za-z_][\w.-]*) pid=\d+(?:, ip=[\d.:a-f]+)?\)\s*`)
+	// Ray / vLLM multiprocess prefixes: "(APIServer pid=1) ", "(RayWorkerWrapper pid=12, ip=10.0.0.2) ",
+	// Ray's bare "(pid=12) " / "(pid=12, ip=10.0.0.2) ".
+	rePid = regexp.MustCompile(`^\((?:([A-Za-z_][\w.-]*) )?pid=\d+(?:, ip=[\d.:a-f]+)?\)\s*`)
+	// TensorRT-LLM: the Python logger (tensorrt_llm/logger.py, 0.5+)
+	// "[12/18/2024-03:35:37] [TRT-LLM] [MPI_Rank 1] [I] " and the C++ logger
+	// "[TensorRT-LLM][INFO] ".
+	reTRTTime = regexp.MustCompile(`^\[(\d\d)/(\d\d)/(\d{4})-(\d\d):(\d\d):(\d\d)\]\s*`)
+	reTRTTag  = regexp.MustCompile(`^\[(?:TRT-LLM|TensorRT-LLM)\](?:\s*\[MPI_Rank (\d+)\])?\s*(?:\[([IWEFV]|INFO|WARNING|ERROR|VERBOSE|DEBUG)\]\s*)?`)
 	reTag = regexp.MustCompile(`(TP|DP|PP|EP)(\d+)`)
 	// Plain level words: "INFO: ", "WARNING ".
 	reLevel = regexp.MustCompile(`^(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)(?::\s*|\s+)`)
@@ -116,6 +122,19 @@ func stripOne(b []byte, d *decor) ([]byte, bool) {
 			glogTime(b, m, d)
 			return b[m[1]:], true
 		}
+		if m := reTRTTime.FindSubmatchIndex(b); m != nil {
+			d.setTime(clock(atoi(b[m[6]:m[7]]), atoi(b[m[2]:m[3]]), atoi(b[m[4]:m[5]]), b, append(m[8:14:14], -1, -1)))
+			return b[m[1]:], true
+		}
+		if m := reTRTTag.FindSubmatchIndex(b); m != nil {
+			if m[2] >= 0 && d.rank == model.NoRank {
+				d.rank = atoi(b[m[2]:m[3]])
+			}
+			if m[4] >= 0 {
+				d.setLevel(b[m[4]])
+			}
+			return b[m[1]:], true
+		}
 	case c >= '0' && c <= '9':
 		// Slurm --label: "12: "
 		if i := bytes.IndexByte(b, ':'); i > 0 && i < 7 && isDigits(b[:i]) && i+1 < len(b) && b[i+1] == ' ' {
@@ -130,12 +149,14 @@ func stripOne(b []byte, d *decor) ([]byte, bool) {
 		}
 	case c == '(':
 		if m := rePid.FindSubmatchIndex(b); m != nil {
-			name := b[m[2]:m[3]]
-			if d.source == "" {
-				d.source = string(name)
-			}
-			if t := reTag.FindAll(name, -1); len(t) > 0 {
-				d.setInst(bytes.Join(t, []byte(" ")))
+			if m[2] >= 0 {
+				name := b[m[2]:m[3]]
+				if d.source == "" {
+					d.source = string(name)
+				}
+				if t := reTag.FindAll(name, -1); len(t) > 0 {
+					d.setInst(bytes.Join(t, []byte(" ")))
+				}
 			}
 			return b[m[1]:], true
 		}
