@@ -39,7 +39,7 @@ var (
 	// "[TensorRT-LLM][INFO] ".
 	reTRTTime = regexp.MustCompile(`^\[(\d\d)/(\d\d)/(\d{4})-(\d\d):(\d\d):(\d\d)\]\s*`)
 	reTRTTag  = regexp.MustCompile(`^\[(?:TRT-LLM|TensorRT-LLM)\](?:\s*\[MPI_Rank (\d+)\])?\s*(?:\[([IWEFV]|INFO|WARNING|ERROR|VERBOSE|DEBUG)\]\s*)?`)
-	reTag = regexp.MustCompile(`(TP|DP|PP|EP)(\d+)`)
+	reTag     = regexp.MustCompile(`(TP|DP|PP|EP)(\d+)`)
 	// Plain level words: "INFO: ", "WARNING ".
 	reLevel = regexp.MustCompile(`^(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)(?::\s*|\s+)`)
 )
