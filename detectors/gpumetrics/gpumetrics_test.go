@@ -193,3 +193,33 @@ func TestNotMeasurable(t *testing.T) {
 		t.Errorf("findings %s, not measurable %v", titles(res.Findings), res.NotMeasurable)
 	}
 }
+
+// TestPerStep: with four ProfilerStep ranges the steady state starts after
+// the first step and the summary gives the spread of SMs active per step
+// (steps 2-4 at 90 %, except a slow one at 30 %: the rows of samples
+// 100-149).
+func TestPerStep(t *testing.T) {
+	tr := export(t, 200, gpuSpec{metrics: hopper, values: []int{1755, 90, 60, 55, 30, 10, 2, 2, 0, 3, 3, 1, 3}})
+	// Samples are 100 µs apart from 1 ms; a step spans 50 samples.
+	for i, s := range tr.Samples {
+		if s.Time >= 1e6+100*1e5 && s.Time < 1e6+150*1e5 && strings.HasPrefix(tr.Str(tr.Counters[s.Series].Name), "SMs Active") {
+			tr.Samples[i].Value = 30
+		}
+	}
+	th := tr.ThreadFor(1, 1)
+	name := tr.Intern("ProfilerStep#1")
+	for k := 0; k < 4; k++ {
+		start := model.Time(1e6 + int64(k)*50*1e5)
+		tr.Ranges = append(tr.Ranges, model.Range{Start: start, End: start + 50*1e5 - 1, Name: name, Thread: th, Stream: model.NoStream, Device: model.NoDevice, Kind: model.RangeStep})
+	}
+	tr.Finalize()
+	res := analyse(tr)
+	// The slow step pulls the steady mean to 70 %: under-filled (info).
+	if got := titles(res.Findings); got != "info:GPU metrics summary | info:SMs under-filled while the GPU works" {
+		t.Errorf("findings: %s", got)
+	}
+	sum := res.Findings[0]
+	if !strings.Contains(sum.Message, "steps 2 to 4 of 4") || !strings.Contains(sum.Message, "SMs active per step 30% to 90% over 3 steps") {
+		t.Errorf("summary: %s", sum.Message)
+	}
+}
