@@ -11,7 +11,8 @@
 //
 // One reader serves every grammar: a physical line loses its launcher and
 // logger decorations first (ANSI colours, Docker/Kubernetes RFC 3339
-// timestamps, torchrun "[rank0]:" / "[default0]:", Slurm "0: ", Open MPI
+// timestamps, kubectl "[pod/name/container]", torchrun "[rank0]:" /
+// "[default0]:", Slurm "0: ", Open MPI
 // "[1,0]<stdout>:", Ray / vLLM "(EngineCore_DP0 pid=…)" and Ray's bare
 // "(pid=…, ip=…)", TensorRT-LLM "[12/18/2024-03:35:37] [TRT-LLM] [MPI_Rank 1]
 // [I]" and "[TensorRT-LLM][INFO]", Python logging and

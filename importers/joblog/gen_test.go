@@ -212,6 +212,11 @@ var fixtures = map[string]func() string{
 		g.raw(line[70:150])
 		g.raw(line[150:])
 		g.ln("%s", vllmV1(1, 0, 0, 0, 0, "n/a", "n/a"))
+		// kubectl logs --prefix --timestamps.
+		pre := g.pre
+		g.pre = nil
+		g.ln("[pod/vllm-0/vllm] 2025-06-01T08:01:09.000000000Z INFO 06-01 08:01:09 [loggers.py:118] %s", vllmV1(0, 0, 1390, 59, 1, "62.0%", "36.0%"))
+		g.pre = pre
 		// 0.11+: Deferred and Preemptions fields, the DP aggregate prefix.
 		g.ln("Engine 000: Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 1310.2 tokens/s, Running: 58 reqs, Waiting: 6 reqs, Deferred: 2 reqs, Preemptions: 3, GPU KV cache usage: 98.7%%, Prefix cache hit rate: 36.0%%")
 		g.ln("2 Engines Aggregated: Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 2620.4 tokens/s, Running: 116 reqs, Waiting: 12 reqs, GPU KV cache usage: 97.1%%, Prefix cache hit rate: 36.0%%")

@@ -37,9 +37,11 @@ var (
 	// TensorRT-LLM: the Python logger (tensorrt_llm/logger.py, 0.5+)
 	// "[12/18/2024-03:35:37] [TRT-LLM] [MPI_Rank 1] [I] " and the C++ logger
 	// "[TensorRT-LLM][INFO] ".
-	reTRTTime = regexp.MustCompile(`^\[(\d\d)/(\d\d)/(\d{4})-(\d\d):(\d\d):(\d\d)\]\s*`)
-	reTRTTag  = regexp.MustCompile(`^\[(?:TRT-LLM|TensorRT-LLM)\](?:\s*\[MPI_Rank (\d+)\])?\s*(?:\[([IWEFV]|INFO|WARNING|ERROR|VERBOSE|DEBUG)\]\s*)?`)
-	reTag     = regexp.MustCompile(`(TP|DP|PP|EP)(\d+)`)
+	// kubectl logs --prefix: "[pod/vllm-0/vllm] ".
+	reKubePrefix = regexp.MustCompile(`^\[pod/([\w.-]+)/[\w.-]+\]\s*`)
+	reTRTTime    = regexp.MustCompile(`^\[(\d\d)/(\d\d)/(\d{4})-(\d\d):(\d\d):(\d\d)\]\s*`)
+	reTRTTag     = regexp.MustCompile(`^\[(?:TRT-LLM|TensorRT-LLM)\](?:\s*\[MPI_Rank (\d+)\])?\s*(?:\[([IWEFV]|INFO|WARNING|ERROR|VERBOSE|DEBUG)\]\s*)?`)
+	reTag        = regexp.MustCompile(`(TP|DP|PP|EP)(\d+)`)
 	// Plain level words: "INFO: ", "WARNING ".
 	reLevel = regexp.MustCompile(`^(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)(?::\s*|\s+)`)
 )
@@ -120,6 +122,12 @@ func stripOne(b []byte, d *decor) ([]byte, bool) {
 		}
 		if m := reGlog.FindSubmatchIndex(b); m != nil {
 			glogTime(b, m, d)
+			return b[m[1]:], true
+		}
+		if m := reKubePrefix.FindSubmatchIndex(b); m != nil {
+			if d.source == "" {
+				d.source = string(b[m[2]:m[3]])
+			}
 			return b[m[1]:], true
 		}
 		if m := reTRTTime.FindSubmatchIndex(b); m != nil {
