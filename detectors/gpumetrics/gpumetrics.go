@@ -73,6 +73,9 @@ type devStats struct {
 	n          [nKinds]int
 	busyN      [nKinds]int
 	rows, idle int
+	// smRows counts rows with SMs active: the idle share's base (a row
+	// without it, when nsys stamps metrics apart, is neither).
+	smRows int
 	sm         []smPoint // for per-step spread
 }
 
@@ -160,6 +163,7 @@ func collect(p *detectors.Pass, t *model.Trace, kinds []kind) ([]*devStats, mode
 			d.idle++
 		}
 		if r.has[kSMActive] {
+			d.smRows++
 			d.sm = append(d.sm, smPoint{r.t, r.v[kSMActive]})
 		}
 		for k := kSMActive; k < nKinds; k++ {
@@ -229,7 +233,7 @@ func pct(v float64) string { return detectors.FormatFloat(v) + "%" }
 // judge reports one device's findings against the targets.
 func judge(p *detectors.Pass, t *model.Trace, d *devStats, steady model.Interval, name string) {
 	dn := devName(t, d.dev)
-	idleShare := detectors.Pct(float64(d.idle), float64(d.rows))
+	idleShare := detectors.Pct(float64(d.idle), float64(d.smRows))
 	r, okR := d.busy(kDRAMRead)
 	w, okW := d.busy(kDRAMWrite)
 	dram := min(r+w, 100)
@@ -316,7 +320,7 @@ func summary(p *detectors.Pass, t *model.Trace, devs []*devStats, steady model.I
 			}
 		}
 		s := fmt.Sprintf("%s: %s (%d samples, %s idle)", devName(t, d.dev), strings.Join(parts, ", "), d.rows,
-			pct(detectors.Pct(float64(d.idle), float64(d.rows))))
+			pct(detectors.Pct(float64(d.idle), float64(d.smRows))))
 		if st := perStep(t, d); st != "" {
 			s += "; " + st
 		}
