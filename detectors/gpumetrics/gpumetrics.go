@@ -76,7 +76,7 @@ type devStats struct {
 	// smRows counts rows with SMs active: the idle share's base (a row
 	// without it, when nsys stamps metrics apart, is neither).
 	smRows int
-	sm         []smPoint // for per-step spread
+	sm     []smPoint // for per-step spread
 }
 
 type smPoint struct {
