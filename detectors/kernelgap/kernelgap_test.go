@@ -23,7 +23,7 @@ func TestPlantedCauses(t *testing.T) {
 	if err := tr.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	got := Analyze(tr, 50*model.Microsecond)
+	got := Analyze(tr, 50*model.Microsecond, model.Second)
 	if len(got) != 1 {
 		t.Fatalf("devices: got %d, want 1", len(got))
 	}
@@ -51,7 +51,7 @@ func TestPlantedCauses(t *testing.T) {
 		"comm-wait_ns":             300e3,
 		"gil_ns":                   200e3,
 		"launch-bound_ns":          100e3,
-		"unknown_ns":               100e3,
+		"dependency-wait_ns":       100e3,
 		"gap_max_ns":               300e3,
 		"span_ns":                  2050e3,
 		"launch-bound_pct_of_span": 4.88,
@@ -129,7 +129,7 @@ func BenchmarkAnalyze(b *testing.B) {
 	tr := fb.Build()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		Analyze(tr, 50*model.Microsecond)
+		Analyze(tr, 50*model.Microsecond, model.Second)
 	}
 	b.ReportMetric(float64(len(tr.Kernels))*float64(b.N)/b.Elapsed().Seconds(), "kernels/s")
 }
