@@ -58,11 +58,13 @@ func (c *contextIndex) describe(th model.ThreadID, p model.Time) string {
 			outer = int(list[k])
 		}
 	}
+	// An API call running at p is the innermost context (calls nest in
+	// ranges); then the innermost range; then an OS runtime call.
 	name := ""
-	if inner >= 0 {
+	if ai := c.callAt(th, p); ai >= 0 {
+		name, inner = t.Str(t.APICalls[ai].Name), -2
+	} else if inner >= 0 {
 		name = shortName(t.Str(t.Ranges[inner].Name))
-	} else if ai := c.callAt(th, p); ai >= 0 {
-		name = t.Str(t.APICalls[ai].Name)
 	} else if oi := c.osCallAt(th, p); oi >= 0 {
 		name = t.Str(t.OSCalls[oi].Name) + " (OS call)"
 	}
