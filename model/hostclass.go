@@ -46,7 +46,7 @@ var hostRules = []hostRule{
 	// the runtime's lazy module loading, below),
 	// Triton / Inductor / dynamo / AOT autograd compile ranges, nvFuser and
 	// XLA compiles, generic compileKernel NVTX ranges.
-	{HostJIT, regexp.MustCompile(`(?i)nvrtc|cumoduleloaddata|culinkcomplete|culinkadddata|compilekernel|compile_?program|compile_?fx|compile_?inner|torch_?dynamo|_dynamo|dynamo\b|inductor|aot_?autograd|triton.*compile|compile.*triton|nvfuser.*compile|fusion_?compile|jit_?compile|xla.*compile|backend_compile|torch\.compile`)},
+	{HostJIT, regexp.MustCompile(`(?i)nvrtc|cumoduleloaddata|culinkcomplete|culinkadddata|compilekernel|compile_?program|compile_?fx|compile_?inner|torch_?dynamo|_dynamo|dynamo\b|inductor|aot_?autograd|triton.*compile|compile.*triton|nvfuser.*compile|fusion_?compile|jit_?compile|(^|/)jit/|cubin|xla.*compile|backend_compile|torch\.compile`)},
 	// First-call costs: context creation (cudaFree(0), cuCtxCreate,
 	// cuDevicePrimaryCtxRetain, cuInit), module loading (cuModuleLoad,
 	// cuModuleGetFunction, cudaGetFuncBySymbol on first launch), library

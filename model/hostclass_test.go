@@ -20,13 +20,14 @@ func TestClassifyHostName(t *testing.T) {
 		"cudnnCreate":                           HostLazyInit,
 		"cudaMalloc":                            HostLazyInit,
 		"cuModuleGetFunction":                   HostLazyInit,
-		"aten::mm":                              HostOther,
-		"cudaLaunchKernel":                      HostOther,
-		"ProfilerStep#3":                        HostOther,
-		"cudaStreamSynchronize":                 HostOther,
-		"warmup":                                HostOther,
-		"validation_step":                       HostOther,
-		"":                                      HostOther,
+		"flashinfer/jit/cubin_loader.py(159): load_cubin": HostJIT,
+		"aten::mm":              HostOther,
+		"cudaLaunchKernel":      HostOther,
+		"ProfilerStep#3":        HostOther,
+		"cudaStreamSynchronize": HostOther,
+		"warmup":                HostOther,
+		"validation_step":       HostOther,
+		"":                      HostOther,
 	}
 	for name, want := range cases {
 		if got := ClassifyHostName(name); got != want {

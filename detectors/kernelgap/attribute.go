@@ -41,6 +41,14 @@ func (h *hostIndex) attribute(g *Gap, dev model.DeviceID, next detectors.Activit
 		return
 	}
 	if launch >= 0 && t.APICalls[launch].End <= g.Start+model.Time(half) {
+		if a := &t.APICalls[launch]; a.Class == model.APILaunch && a.End.Sub(a.Start) >= longLaunch && a.End > g.Start {
+			// A launch call this long loaded the module (lazy loading);
+			// the device then still had to set it up.
+			g.Cause = CauseLazyInit
+			g.Detail = fmt.Sprintf("first launch of %s: the %s call took %s (module loading); the kernel started %s after it returned",
+				t.Str(next.Name), t.Str(a.Name), a.End.Sub(a.Start), g.End.Sub(a.End))
+			return
+		}
 		g.Cause = CauseDependency
 		g.Detail = h.dependencyDetail(g, launch, next)
 		return
@@ -59,8 +67,9 @@ func (h *hostIndex) attribute(g *Gap, dev model.DeviceID, next detectors.Activit
 		g.Detail = "launching thread waited for the GIL"
 		return
 	}
-	if c, ok := h.hostClassCause(th, g.Interval); ok {
+	if c, hc, ok := h.hostClassCause(th, g.Interval); ok {
 		g.Cause = c
+		g.Detail = h.className(th, hc, g.Interval)
 		return
 	}
 	h.hostSideCause(g, th, launch)
@@ -87,10 +96,10 @@ func (h *hostIndex) setBlocked(g *Gap, ai int32, extra string) {
 
 // hostClassCause tests the jit-compile, lazy-init and data-loading ranges and
 // calls of th: the class covering the most of iv wins when it covers half.
-func (h *hostIndex) hostClassCause(th model.ThreadID, iv model.Interval) (Cause, bool) {
+func (h *hostIndex) hostClassCause(th model.ThreadID, iv model.Interval) (Cause, model.HostClass, bool) {
 	cl := h.classes[th]
 	if cl == nil {
-		return 0, false
+		return 0, 0, false
 	}
 	best, bestCover := -1, model.Duration(0)
 	// Order of the tie-break: jit, lazy-init, data-loading (precedence).
@@ -100,15 +109,16 @@ func (h *hostIndex) hostClassCause(th model.ThreadID, iv model.Interval) (Cause,
 		}
 	}
 	if best < 0 || bestCover < iv.Len()/2 {
-		return 0, false
+		return 0, 0, false
 	}
-	switch model.HostClass(best + 1) {
+	hc := model.HostClass(best + 1)
+	switch hc {
 	case model.HostJIT:
-		return CauseJIT, true
+		return CauseJIT, hc, true
 	case model.HostLazyInit:
-		return CauseLazyInit, true
+		return CauseLazyInit, hc, true
 	}
-	return CauseDataLoading, true
+	return CauseDataLoading, hc, true
 }
 
 // hostSideCause decides between launch-bound, host-compute and
@@ -149,7 +159,7 @@ func (h *hostIndex) dependencyDetail(g *Gap, launch int32, next detectors.Activi
 	if a.End < g.Start {
 		when = fmt.Sprintf("%s before the gap", g.Start.Sub(a.End))
 	}
-	s := fmt.Sprintf("%s was submitted %s (by %s) and waited for another stream or event", t.Str(next.Name), when, t.Str(a.Name))
+	s := fmt.Sprintf("%s was submitted %s (by %s) and started %s after the call returned: it waited for another stream, event or device", t.Str(next.Name), when, t.Str(a.Name), g.End.Sub(a.End))
 	if next.Class == model.KernelComm {
 		s = fmt.Sprintf("collective %s was submitted %s and waited for its peers or inputs", t.Str(next.Name), when)
 	}

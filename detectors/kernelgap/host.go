@@ -1,6 +1,7 @@
 package kernelgap
 
 import (
+	"fmt"
 	"sort"
 
 	"github.com/tracedx/tracedx/detectors"
@@ -29,6 +30,7 @@ type hostIndex struct {
 	comm      []model.Interval           // host-side collective spans (any thread)
 	gil       map[model.ThreadID][]model.Interval
 	classes   map[model.ThreadID]*[3][]model.Interval // data-loading, jit, lazy-init unions
+	named     map[model.ThreadID]*[3][]namedIv        // the same, one item per range or call
 	pidCalls  map[int64][]model.Interval              // union of API calls per process
 	pidRanges map[int64][]model.Interval              // union of host ranges per process
 	uvm       map[model.DeviceID][]model.Interval     // unified-memory migrations per device
@@ -39,7 +41,7 @@ type hostIndex struct {
 func newHostIndex(t *model.Trace, outsideMin model.Duration) *hostIndex {
 	h := &hostIndex{t: t, hasHost: len(t.APICalls) > 0, outside: outsideMin,
 		calls: map[model.ThreadID][]int32{}, blocking: map[model.ThreadID][]int32{}, gil: map[model.ThreadID][]model.Interval{},
-		classes: map[model.ThreadID]*[3][]model.Interval{}, pidCalls: map[int64][]model.Interval{}, pidRanges: map[int64][]model.Interval{},
+		classes: map[model.ThreadID]*[3][]model.Interval{}, named: map[model.ThreadID]*[3][]namedIv{}, pidCalls: map[int64][]model.Interval{}, pidRanges: map[int64][]model.Interval{},
 		uvm: map[model.DeviceID][]model.Interval{}, devLaunch: map[model.DeviceID]model.ThreadID{}}
 	h.launchOf = detectors.NewLaunches(t)
 	nameClass := map[model.StringID]model.HostClass{}
@@ -65,7 +67,7 @@ func newHostIndex(t *model.Trace, outsideMin model.Duration) *hostIndex {
 			comm = append(comm, iv)
 		}
 		if c := classOf(r.Name); c != model.HostOther {
-			h.addClass(r.Thread, c, iv)
+			h.addClass(r.Thread, c, iv, r.Name)
 		}
 	}
 	for i := range t.Collectives {
@@ -104,6 +106,11 @@ func newHostIndex(t *model.Trace, outsideMin model.Duration) *hostIndex {
 			cl[i] = detectors.Union(cl[i])
 		}
 	}
+	for _, nl := range h.named {
+		for i := range nl {
+			sort.SliceStable(nl[i], func(a, b int) bool { return nl[i][a].Start < nl[i][b].Start })
+		}
+	}
 	h.mainLaunchers()
 	return h
 }
@@ -124,23 +131,52 @@ func (h *hostIndex) indexCalls(classOf func(model.StringID) model.HostClass) {
 			h.blocking[a.Thread] = append(h.blocking[a.Thread], int32(i))
 		case model.APILaunch:
 			if iv.Len() >= longLaunch {
-				h.addClass(a.Thread, model.HostLazyInit, iv)
+				h.addClass(a.Thread, model.HostLazyInit, iv, a.Name)
 			}
 			continue
 		}
 		if c := classOf(a.Name); c != model.HostOther {
-			h.addClass(a.Thread, c, iv)
+			h.addClass(a.Thread, c, iv, a.Name)
 		}
 	}
 }
 
-func (h *hostIndex) addClass(th model.ThreadID, c model.HostClass, iv model.Interval) {
+// namedIv is a range or call of a host class, with its name.
+type namedIv struct {
+	model.Interval
+	name model.StringID
+}
+
+func (h *hostIndex) addClass(th model.ThreadID, c model.HostClass, iv model.Interval, name model.StringID) {
 	cl := h.classes[th]
 	if cl == nil {
 		cl = &[3][]model.Interval{}
 		h.classes[th] = cl
+		h.named[th] = &[3][]namedIv{}
 	}
 	cl[c-1] = append(cl[c-1], iv)
+	h.named[th][c-1] = append(h.named[th][c-1], namedIv{iv, name})
+}
+
+// className names the range or call of class c on th that covers the most
+// of iv (for the evidence of a jit-compile, lazy-init or data-loading gap).
+func (h *hostIndex) className(th model.ThreadID, c model.HostClass, iv model.Interval) string {
+	nl := h.named[th]
+	if nl == nil {
+		return ""
+	}
+	list := nl[c-1]
+	j := sort.Search(len(list), func(i int) bool { return list[i].Start >= iv.End })
+	best, bestCover := -1, model.Duration(0)
+	for k := j - 1; k >= 0 && k >= j-256; k-- {
+		if cv := (model.Interval{Start: max(list[k].Start, iv.Start), End: min(list[k].End, iv.End)}).Len(); cv > bestCover {
+			best, bestCover = k, cv
+		}
+	}
+	if best < 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s covers %s of it", shortName(h.t.Str(list[best].name)), bestCover)
 }
 
 // mainLaunchers finds the main launcher of each device: the thread with the

@@ -209,7 +209,11 @@ func evidence(t *model.Trace, dg DeviceGaps, top int, ctx *contextIndex) []model
 		note := fmt.Sprintf("%s gap: %s", g.Len(), g.Cause)
 		if g.Cause == CauseLaunch && g.Launch >= 0 && g.Detail == "" {
 			a := &t.APICalls[g.Launch]
-			g.Detail = fmt.Sprintf("%s started %s after the GPU went idle", t.Str(a.Name), a.Start.Sub(g.Start))
+			if a.Start >= g.Start {
+				g.Detail = fmt.Sprintf("%s started %s after the GPU went idle", t.Str(a.Name), a.Start.Sub(g.Start))
+			} else {
+				g.Detail = fmt.Sprintf("%s started %s before the GPU went idle and returned %s into the gap", t.Str(a.Name), g.Start.Sub(a.Start), a.End.Sub(g.Start))
+			}
 		}
 		context := ""
 		if g.Cause != CauseNotMeasurable && g.Thread != model.NoThread {
