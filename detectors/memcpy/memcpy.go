@@ -289,7 +289,7 @@ func analyze(p *detectors.Pass, t *model.Trace) {
 			Severity:       sev,
 			Title:          fmt.Sprintf("%d tiny memory copies", n),
 			Message:        msg,
-			Recommendation: "Batch small tensors into one buffer and copy it once (torch.cat / a flat pinned staging buffer), keep scalars and indices on the GPU instead of copying them every step, or capture the loop in a CUDA Graph.",
+			Recommendation: tinyAdvice(prod),
 			Metrics: []model.Metric{
 				{Name: "small_copies", Value: float64(n), Unit: "count"},
 				{Name: "small_copies_sync_or_pageable", Value: float64(smallOtherG.n), Unit: "count"},
@@ -512,4 +512,12 @@ func callText(g *group) string {
 		return ""
 	}
 	return fmt.Sprintf(" and %s in the issuing calls", g.api)
+}
+
+// tinyAdvice is the advice for many tiny copies, worded for the producer.
+func tinyAdvice(prod detectors.ProducerInfo) string {
+	if prod.Producer == detectors.ProducerPyTorch {
+		return "Batch small tensors into one buffer and copy it once (torch.cat / a flat pinned staging buffer), keep scalars and indices on the GPU instead of copying them every step, or capture the loop in a CUDA Graph."
+	}
+	return "Pack small buffers into one pinned staging buffer and copy it once, keep scalars and indices on the device instead of copying them every iteration, or capture the loop in a CUDA Graph."
 }

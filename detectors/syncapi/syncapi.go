@@ -233,7 +233,7 @@ func analyze(p *detectors.Pass, t *model.Trace) {
 		Title: fmt.Sprintf("Host blocked %s in %d synchronising calls (%s%% of steady-state wall time)",
 			blockedWall, len(insts), detectors.FormatFloat(share)),
 		Message:        msg,
-		Recommendation: recommendation(counts),
+		Recommendation: recommendation(counts, detectors.DetectProducer(t)),
 		Confidence:     model.Measured,
 		Metrics: []model.Metric{
 			{Name: "sync_calls", Value: float64(len(insts)), Unit: "count"},
@@ -458,7 +458,16 @@ func evidence(t *model.Trace, insts []instance, bi *detectors.BlockIdle) []model
 	return ev
 }
 
-func recommendation(counts [numKinds]int) string {
+// recommendation is the advice for the kinds of blocking seen; PyTorch
+// idioms only when PyTorch produced the trace.
+func recommendation(counts [numKinds]int, prod detectors.ProducerInfo) string {
+	if prod.Producer != detectors.ProducerPyTorch {
+		s := detectors.SyncAdvice(prod)
+		if counts[kindCopy] > 0 {
+			s += " " + detectors.CopyAdvice(prod)
+		}
+		return s
+	}
 	var parts []string
 	if counts[kindDevice] > 0 {
 		parts = append(parts, "drop torch.cuda.synchronize()/cudaDeviceSynchronize from the step loop (keep it only around timing code)")
