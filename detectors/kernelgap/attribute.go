@@ -13,7 +13,7 @@ import (
 // causes in precedence order (causes.go). next is the activity right after
 // the gap.
 func (h *hostIndex) attribute(g *Gap, dev model.DeviceID, next detectors.Activity, mainThread model.ThreadID) {
-	g.Probe = g.Start + model.Time(g.Len()/2)
+	g.Focus = g.Interval
 	if !h.hasHost {
 		g.Cause = CauseNotMeasurable
 		return
@@ -77,7 +77,7 @@ func (h *hostIndex) attribute(g *Gap, dev model.DeviceID, next detectors.Activit
 		// The sync drained the queue and the host then launched without
 		// pause: the drain is what exposed the launch latency.
 		a := &t.APICalls[blk]
-		h.setBlocked(g, blk, fmt.Sprintf(" returned %s into the gap; the next work came %s later", a.End.Sub(g.Start), g.End.Sub(a.End)))
+		h.setBlocked(g, blk, fmt.Sprintf(" returned %s into the gap; the next work came %s later", max(0, a.End.Sub(g.Start)), g.End.Sub(max(a.End, g.Start))))
 	} else if blocked && drain {
 		g.Detail += fmt.Sprintf(" after %s returned", t.Str(t.APICalls[blk].Name))
 	}
@@ -91,7 +91,7 @@ func (h *hostIndex) setBlocked(g *Gap, ai int32, extra string) {
 		g.Cause = CauseSync
 	}
 	g.Detail = h.t.Str(a.Name) + extra
-	g.Probe = max(g.Start, min(g.End, a.Start+model.Time(a.End.Sub(a.Start)/2)))
+	g.Focus = model.Interval{Start: max(g.Start, a.Start), End: min(g.End, a.End)}
 }
 
 // hostClassCause tests the jit-compile, lazy-init and data-loading ranges and
@@ -138,7 +138,7 @@ func (h *hostIndex) hostSideCause(g *Gap, th model.ThreadID, launch int32) {
 		}
 		return
 	}
-	g.Probe = q.Start + model.Time(q.Len()/2)
+	g.Focus = q
 	pid := t.Thread(th).PID
 	if q.Len() >= h.outside && detectors.Overlap(h.pidRanges[pid], q.Start, q.End) == 0 &&
 		detectors.Overlap(h.pidCalls[pid], q.Start, q.End) < q.Len()/100 {

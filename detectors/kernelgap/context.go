@@ -3,6 +3,7 @@ package kernelgap
 import (
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/tracedx/tracedx/model"
 )
@@ -39,24 +40,35 @@ func newContextIndex(t *model.Trace) *contextIndex {
 	return c
 }
 
-// describe returns "outer > inner" for thread th at instant p ("" when
-// nothing covers it).
-func (c *contextIndex) describe(th model.ThreadID, p model.Time) string {
+// describe returns "outer > inner" for thread th over the stretch w (""
+// when nothing covers it): inner is the API call running at w's middle, else
+// the innermost range that covers at least 90% of w (so that a 15 ms
+// aten::unflatten_dense_tensors is named rather than the aten::view running
+// at the instant), else the innermost range at the middle; outer is the
+// outermost user annotation (user range, step, NVTX range).
+func (c *contextIndex) describe(th model.ThreadID, w model.Interval) string {
 	t := c.t
+	p := w.Start + model.Time(w.Len()/2)
 	list := c.ranges[th]
 	j := sort.Search(len(list), func(i int) bool { return t.Ranges[list[i]].Start > p })
-	inner, outer := -1, -1
+	inner, atP, outer := -1, -1, -1
 	for k := j - 1; k >= 0; k-- {
 		r := &t.Ranges[list[k]]
 		if r.End <= p {
 			continue
 		}
-		if inner < 0 {
+		if atP < 0 {
+			atP = int(list[k])
+		}
+		if inner < 0 && 10*(model.Interval{Start: max(r.Start, w.Start), End: min(r.End, w.End)}).Len() >= 9*w.Len() {
 			inner = int(list[k])
 		}
 		if r.Kind == model.RangeUser || r.Kind == model.RangeStep || r.Kind == model.RangeNVTX {
 			outer = int(list[k])
 		}
+	}
+	if inner < 0 {
+		inner = atP
 	}
 	// An API call running at p is the innermost context (calls nest in
 	// ranges); then the innermost range; then an OS runtime call.
@@ -84,8 +96,20 @@ func shortName(s string) string {
 			s = s[:i]
 		}
 	}
+	if len(s) > maxContext {
+		// Cut on a rune boundary.
+		n := maxContext
+		for n > 0 && !utf8.RuneStart(s[n]) {
+			n--
+		}
+		s = s[:n] + "…"
+	}
 	return s
 }
+
+// maxContext bounds one name in a context (DLProf NVTX ranges carry whole
+// Python stacks).
+const maxContext = 120
 
 // osCallAt returns the OS runtime call on th running at p, or -1 (calls
 // are in start order per thread; a long poll or read covers the instant).

@@ -78,8 +78,9 @@ type Gap struct {
 	Detail string
 	// Launch is the APICalls index of the next activity's launch (-1 = unknown).
 	Launch int32
-	// Probe is the instant whose host context describes the gap.
-	Probe model.Time
+	// Focus is the stretch whose host context describes the gap: the gap,
+	// the blocking call, or the longest stretch without CUDA calls.
+	Focus model.Interval
 }
 
 // DeviceGaps is the result for one device of one trace.

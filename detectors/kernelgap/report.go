@@ -217,7 +217,7 @@ func evidence(t *model.Trace, dg DeviceGaps, top int, ctx *contextIndex) []model
 		}
 		context := ""
 		if g.Cause != CauseNotMeasurable && g.Thread != model.NoThread {
-			context = ctx.describe(g.Thread, g.Probe)
+			context = ctx.describe(g.Thread, g.Focus)
 		}
 		if g.Detail != "" {
 			note += " (" + g.Detail + ")"
