@@ -42,10 +42,11 @@ thread that launched most work on the device.
 Totals per cause are given as time, count and share of the device's span
 (metrics <cause>_ns, <cause>_count, <cause>_pct_of_span). Severity follows the
 idle share held by counted gaps (warn_pct, error_pct) in the window that stands
-for the workload, named by severity_window: the profiler steps when the capture
-marks them (ProfilerStep#N: the steady state, without start-up and warm-up),
-else the device's span. outside-workload gaps are reported but excluded from
-both the idle time and the window (severity_idle_pct).
+for the workload: the profiler steps when the capture marks them
+(ProfilerStep#N: the steady state, without start-up and warm-up), else the
+device's span; the message says which. outside-workload gaps are reported but
+excluded from both the idle time and the window (metrics severity_idle_ns,
+severity_window_ns, severity_idle_pct).
 
 ## How to fix
 - launch-bound: the host cannot keep the GPU fed: capture the step as a CUDA Graph,
