@@ -139,14 +139,17 @@ type (
 		Evidence       []jsonEvidence     `json:"evidence"`
 	}
 	jsonEvidence struct {
-		Rank     int    `json:"rank"`
-		Device   int    `json:"device"`
-		Stream   int64  `json:"stream"`
-		Thread   int64  `json:"thread"`
-		StartNs  int64  `json:"start_ns"`
-		EndNs    int64  `json:"end_ns"`
-		OffsetNs *int64 `json:"offset_ns"`
-		Note     string `json:"note,omitempty"`
+		Rank     int     `json:"rank"`
+		Device   int     `json:"device"`
+		Stream   int64   `json:"stream"`
+		Thread   int64   `json:"thread"`
+		StartNs  int64   `json:"start_ns"`
+		EndNs    int64   `json:"end_ns"`
+		OffsetNs *int64  `json:"offset_ns"`
+		Note     string  `json:"note,omitempty"`
+		Cause    string  `json:"cause,omitempty"`
+		Context  *string `json:"context,omitempty"`
+		GPUIdle  *int64  `json:"gpu_idle_ns,omitempty"`
 	}
 	jsonNotMeasurable struct {
 		Rule   string `json:"rule"`
@@ -263,8 +266,16 @@ func JSON(w io.Writer, r *model.Report) error {
 			jf.Metrics[m.Name] = finite(m.Value)
 		}
 		for _, e := range f.Evidence {
-			jf.Evidence = append(jf.Evidence, jsonEvidence{Rank: e.Rank, Device: int(e.Device), Stream: int64(e.Stream), Thread: e.Thread,
-				StartNs: int64(e.Start), EndNs: int64(e.End), OffsetNs: evidenceOffset(orig, e), Note: e.Note})
+			je := jsonEvidence{Rank: e.Rank, Device: int(e.Device), Stream: int64(e.Stream), Thread: e.Thread,
+				StartNs: int64(e.Start), EndNs: int64(e.End), OffsetNs: evidenceOffset(orig, e), Note: e.Note, Cause: e.Cause}
+			if e.Cause != "" {
+				je.Context = &e.Context // "" when nothing covers the gap
+			}
+			if e.GPUIdleKnown {
+				idle := int64(e.GPUIdle)
+				je.GPUIdle = &idle
+			}
+			jf.Evidence = append(jf.Evidence, je)
 		}
 		out.Findings = append(out.Findings, jf)
 	}

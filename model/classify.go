@@ -95,11 +95,12 @@ func IsCommKernelName(name string) bool { return ClassifyKernel(name) == KernelC
 
 // commRangePrefixes start the names of host-side ranges (CPU ops, NVTX,
 // user annotations) inside which a thread waits in a collective.
-var commRangePrefixes = []string{"c10d::", "nccl:", "gloo:", "rccl:", "ProcessGroupNCCL", "torch.distributed", "record_param_comms"}
+var commRangePrefixes = []string{"c10d::", "nccl:", "gloo:", "rccl:", "ProcessGroupNCCL", "torch.distributed", "record_param_comms", "MPI_"}
 
 // IsCommRangeName reports whether a host range name is a collective call:
 // c10d::allreduce_, nccl:all_reduce, gloo:*, rccl:*, record_param_comms,
-// ProcessGroupNCCL::*, torch.distributed.*.
+// ProcessGroupNCCL::*, torch.distributed.*, and MPI calls (MPI_Recv,
+// MPI_Allreduce, ... as nsys --trace=mpi records them).
 func IsCommRangeName(name string) bool {
 	for _, p := range commRangePrefixes {
 		if strings.HasPrefix(name, p) {

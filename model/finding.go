@@ -82,6 +82,15 @@ type Evidence struct {
 	Start  Time
 	End    Time
 	Note   string
+	// Cause is the kernel-gap cause word of a gap ("" for other rules).
+	Cause string
+	// Context names what the host was doing: the innermost meaningful
+	// op, range or API call, after the outermost user annotation.
+	Context string
+	// GPUIdle is how long the device was idle with an empty launch queue
+	// during the window (host-blocking rules), valid when GPUIdleKnown.
+	GPUIdle      Duration
+	GPUIdleKnown bool
 }
 
 // Finding is one diagnosed problem (or an informational observation).

@@ -52,6 +52,11 @@ Without any of the three sources the rule is not measurable: re-capture with
 nsys --trace=cuda,osrt,python-gil (or --python-backtrace=cuda), or
 torch.profiler with with_stack=True.
 
+GPU idle here means idle with an empty launch queue (launched-not-started
+work counts as queued) and before the workload's end (last step, else last
+GPU activity): a GIL wait while queued work runs, or in teardown, costs
+nothing. gpu_idle_ns on the finding and on each evidence item.
+
 ## How to fix
 
 - Move data loading and preprocessing out of threads into processes

@@ -81,6 +81,7 @@ func analyze(p *detectors.Pass, t *model.Trace) {
 		return
 	}
 	gpus := newGPUs(t)
+	gpus.starve(detectors.NewBlockIdle(t))
 	if gpus.Empty() {
 		p.NotMeasurable("%s: no GPU activity (kernels or copies) in the capture, so GPU starvation cannot be measured", t.Path)
 		return
@@ -215,6 +216,7 @@ func report(p *detectors.Pass, t *model.Trace, v *gpuView, pid int64, stalls []s
 			{Name: "stalls", Value: float64(len(stalls)), Unit: "count"},
 			{Name: "threads", Value: float64(len(thrs)), Unit: "count"},
 			{Name: "gpu_idle_overlap", Value: float64(overlap), Unit: "ns"},
+			{Name: "gpu_idle_ns", Value: float64(overlap), Unit: "ns"},
 			{Name: "gpu_idle_overlap_share", Value: share, Unit: "%", Num: float64(overlap), Den: float64(span)},
 			{Name: "gpu_idle", Value: float64(detectors.Total(v.Idle)), Unit: "ns"},
 		},
@@ -278,7 +280,7 @@ func evidence(t *model.Trace, v *gpuView, stalls []stall) []model.Evidence {
 			note += "; " + s.note
 		}
 		ev = append(ev, model.Evidence{Rank: t.Rank, Device: v.FirstDevice(), Stream: model.NoStream, Thread: detectors.TID(t, s.thread),
-			Start: s.iv.Start, End: s.iv.End, Note: note})
+			Start: s.iv.Start, End: s.iv.End, Note: note, GPUIdle: sc[i].idle, GPUIdleKnown: true})
 	}
 	return ev
 }

@@ -284,6 +284,10 @@ func runCases(t *testing.T, kind string) {
 		if w.firstEv != (model.Evidence{}) {
 			e := f.Evidence[0]
 			e.Note = ""
+			if !e.GPUIdleKnown || e.GPUIdle <= 0 || e.GPUIdle > e.End.Sub(e.Start) {
+				t.Errorf("first evidence gpu idle %s (known %v)", e.GPUIdle, e.GPUIdleKnown)
+			}
+			e.GPUIdle, e.GPUIdleKnown = 0, false
 			if e != w.firstEv {
 				t.Errorf("first evidence %+v, want %+v", e, w.firstEv)
 			}

@@ -151,3 +151,16 @@ func (v *gpuView) FirstDevice() model.DeviceID {
 	}
 	return v.Devices[0]
 }
+
+// starve narrows every view's idle time to the stretches in which the GPU
+// had nothing queued (a GIL wait while launched work is pending costs
+// nothing) and that come before the workload's end (teardown), when the
+// capture links launches to GPU work.
+func (g *gpuSet) starve(bi *detectors.BlockIdle) {
+	if !bi.Measurable() {
+		return
+	}
+	for pid, v := range g.byPID {
+		v.Idle = detectors.Intersect(v.Idle, bi.Starved(pid))
+	}
+}

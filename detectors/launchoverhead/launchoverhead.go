@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"slices"
 	"sort"
-	"strings"
 
 	"github.com/tracedx/tracedx/detectors"
 	"github.com/tracedx/tracedx/model"
@@ -287,39 +286,4 @@ func evidence(t *model.Trace, d *Device, minGap model.Duration) []model.Evidence
 }
 
 // Recommendation is the advice for a launch-bound device, by producer.
-func Recommendation(p detectors.ProducerInfo) string {
-	var s []string
-	switch p.Producer {
-	case detectors.ProducerPyTorch:
-		if p.Compiled {
-			s = append(s, `the model already runs torch.compile kernels: compile with mode="reduce-overhead" (or "max-autotune") so that the step is replayed as a CUDA Graph, and remove graph breaks (torch._dynamo.explain) that leave eager launches between compiled regions`)
-		} else {
-			s = append(s, `capture the step in a CUDA Graph (torch.compile(mode="reduce-overhead"), or torch.cuda.graphs / make_graphed_callables)`,
-				"fuse chains of small ops (torch.compile, fused optimizers such as foreach/fused=True)")
-		}
-		s = append(s, "raise the batch size or the work per kernel", "keep Python work, .item() and logging out of the hot loop")
-	case detectors.ProducerJAX:
-		s = append(s, "jit larger functions (whole training or decode steps) and loop on the device with lax.scan / fori_loop instead of dispatching from Python",
-			"let XLA replay the step as CUDA Graphs (XLA command buffers, --xla_gpu_enable_command_buffer)", "raise the batch size")
-	case detectors.ProducerCuPy:
-		s = append(s, "fuse element-wise chains (cupy.fuse, ElementwiseKernel / RawKernel)", "capture the loop in a CUDA Graph (stream.begin_capture / end_capture)",
-			"process larger arrays per call")
-	case detectors.ProducerTensorRT:
-		s = append(s, "run the engine through a CUDA Graph (trtexec --useCudaGraph, or capture enqueueV3 with cudaStreamBeginCapture)", "raise the batch size")
-	case detectors.ProducerTriton:
-		s = append(s, "fuse neighbouring Triton kernels and give each program more work (larger BLOCK sizes)", "launch the sequence as a CUDA Graph")
-	case detectors.ProducerOpenACC:
-		s = append(s, "merge small parallel/kernels regions into fewer, larger ones (collapse loops, fuse loops)",
-			"put the regions on async queues (async(n)) with one wait at the end so launches pipeline instead of waiting", "keep data on the device (data regions) between kernels")
-	case detectors.ProducerOpenMP:
-		s = append(s, "merge small target regions into fewer, larger ones (combined target teams distribute parallel for, collapse)",
-			"add nowait to target regions and synchronise once (taskwait) so launches pipeline", "keep data on the device (target data) between kernels")
-	case detectors.ProducerJulia:
-		s = append(s, "fuse broadcasts into one expression (a single @. kernel) and write larger custom kernels (@cuda)", "avoid synchronising calls (scalar indexing, Array(x)) in the loop",
-			"capture the loop in a CUDA graph (CUDA.@captured)")
-	default:
-		s = append(s, "capture the repeated launch sequence in a CUDA Graph (cudaStreamBeginCapture, cudaGraphLaunch)", "fuse small kernels into fewer, larger ones",
-			"use a persistent kernel that loops over the work items", "give each launch more work (larger batches or grids)")
-	}
-	return "The GPU finishes kernels faster than the host launches them: " + strings.Join(s, "; ") + "."
-}
+func Recommendation(p detectors.ProducerInfo) string { return detectors.LaunchBoundAdvice(p) }

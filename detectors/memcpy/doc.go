@@ -71,6 +71,12 @@ PyTorch-specific advice (pin_memory, non_blocking) only for PyTorch.
 Without API calls (a GPU-only capture) synchronous copies cannot be told
 apart; that part is reported not measurable and the others still run.
 
+gpu_idle_ns (synchronous and pageable copies, on the finding and each
+evidence item): the time the device ran no other work and had none queued
+during the issuing calls, plus the copies' own time (the compute engines wait
+for them). When that is below warn_pct of the window the finding is at most
+info: a copy issued while the GPU is busy with queued work costs little.
+
 ## How to fix
 
 - Pin host memory: tensor.pin_memory(), DataLoader(pin_memory=True),

@@ -49,9 +49,14 @@ type group struct {
 	names map[model.StringID]int // issuing API names
 	worse less
 	top   []copyRec // the worst copies, worst first
+	// blocks are the issuing calls' windows per thread, to weigh the
+	// host blocking by the GPU idle it costs.
+	blocks map[model.ThreadID][]model.Interval
 }
 
-func newGroup(worse less) *group { return &group{worse: worse, names: map[model.StringID]int{}} }
+func newGroup(worse less) *group {
+	return &group{worse: worse, names: map[model.StringID]int{}, blocks: map[model.ThreadID][]model.Interval{}}
+}
 
 const maxEvidence = 5
 
@@ -68,6 +73,9 @@ func (g *group) add(t *model.Trace, w model.Interval, mi, ai int32) {
 		a = ivLen(max(c.Start, w.Start), min(c.End, w.End))
 		g.api += a
 		g.names[c.Name]++
+		if a > 0 {
+			g.blocks[c.Thread] = append(g.blocks[c.Thread], model.Interval{Start: max(c.Start, w.Start), End: min(c.End, w.End)})
+		}
 	}
 	g.cost += max(a, d)
 	if m.Bytes > 0 {
@@ -108,7 +116,9 @@ func analyze(p *detectors.Pass, t *model.Trace) {
 		p.NotMeasurable("%s: the capture has no activity with a duration", t.Path)
 		return
 	}
-	checkUVM(p, t, span, detectors.DetectProducer(t))
+	prod := detectors.DetectProducer(t)
+	checkUVM(p, t, span, prod)
+	bi := detectors.NewBlockIdle(t)
 	steady, how := detectors.Steady(t, span, int(p.Param("warmup_steps")), p.Param("warmup_pct"))
 	wall := steady.Len()
 	if wall <= 0 {
@@ -204,20 +214,23 @@ func analyze(p *detectors.Pass, t *model.Trace) {
 		blocked := syncG.api
 		share := detectors.Pct(float64(blocked), float64(wall))
 		if sev, ok := sevOf(share); ok {
+			idle := bi.Total(syncG.blocks) + syncG.gpu
+			sev, idleText := bi.Cap(sev, idle, blocked, wall, warn)
 			p.Report(model.Finding{
 				Severity: sev,
 				Title:    fmt.Sprintf("%d synchronous copies block the host %s (%s%% of wall time)", n, blocked, detectors.FormatFloat(share)),
 				Message: fmt.Sprintf("%d synchronous copies (%s) in the steady state (%s) block the host for %s, %s%% of %s wall time, moving %s.",
-					n, apiNames(t, syncG.names), how, blocked, detectors.FormatFloat(share), wall, bytesText(syncG.bytes)),
-				Recommendation: "Copy from pinned memory with cudaMemcpyAsync on a stream (tensor.pin_memory() and .to(device, non_blocking=True); DataLoader(pin_memory=True)), and synchronise once where the result is needed.",
+					n, apiNames(t, syncG.names), how, blocked, detectors.FormatFloat(share), wall, bytesText(syncG.bytes)) + idleText,
+				Recommendation: detectors.CopyAdvice(prod),
 				Metrics: []model.Metric{
+					gpuIdleMetric(bi, idle),
 					{Name: "sync_copies", Value: float64(n), Unit: "count"},
 					{Name: "blocked_time", Value: float64(blocked), Unit: "ns"},
 					{Name: "blocked_share", Value: share, Unit: "%", Num: float64(blocked), Den: float64(wall)},
 					{Name: "copy_time", Value: float64(syncG.gpu), Unit: "ns"},
 					{Name: "bytes", Value: float64(syncG.bytes), Unit: "bytes"},
 				},
-				Evidence: evidence(t, syncG.top, "synchronous"),
+				Evidence: evidence(t, syncG.top, "synchronous", bi),
 			})
 		}
 	}
@@ -225,20 +238,23 @@ func analyze(p *detectors.Pass, t *model.Trace) {
 	if n := pageG.n; n > 0 {
 		share := detectors.Pct(float64(pageG.cost), float64(wall))
 		if sev, ok := sevOf(share); ok {
+			idle := bi.Total(pageG.blocks) + pageG.gpu
+			sev, idleText := bi.Cap(sev, idle, pageG.api, wall, warn)
 			p.Report(model.Finding{
 				Severity: sev,
 				Title:    fmt.Sprintf("%d copies touch pageable host memory (%s%% of wall time)", n, detectors.FormatFloat(share)),
 				Message: fmt.Sprintf("%d copies touch pageable host memory in the steady state (%s): %s of copy time%s, %s%% of %s wall time, moving %s; the driver stages them through a pinned buffer, so an Async call waits for the copy and runs at a fraction of the link bandwidth.",
-					n, how, pageG.gpu, callText(pageG), detectors.FormatFloat(share), wall, bytesText(pageG.bytes)),
-				Recommendation: "Allocate host buffers pinned (tensor.pin_memory(), DataLoader(pin_memory=True), cudaHostAlloc / cudaHostRegister) and copy with non_blocking=True / cudaMemcpyAsync.",
+					n, how, pageG.gpu, callText(pageG), detectors.FormatFloat(share), wall, bytesText(pageG.bytes)) + idleText,
+				Recommendation: detectors.CopyAdvice(prod),
 				Metrics: []model.Metric{
+					gpuIdleMetric(bi, idle),
 					{Name: "pageable_copies", Value: float64(n), Unit: "count"},
 					{Name: "copy_time", Value: float64(pageG.gpu), Unit: "ns"},
 					{Name: "call_time", Value: float64(pageG.api), Unit: "ns"},
 					{Name: "pageable_share", Value: share, Unit: "%", Num: float64(pageG.cost), Den: float64(wall)},
 					{Name: "bytes", Value: float64(pageG.bytes), Unit: "bytes"},
 				},
-				Evidence: evidence(t, pageG.top, "pageable"),
+				Evidence: evidence(t, pageG.top, "pageable", bi),
 			})
 		}
 	}
@@ -273,7 +289,7 @@ func analyze(p *detectors.Pass, t *model.Trace) {
 			Severity:       sev,
 			Title:          fmt.Sprintf("%d tiny memory copies", n),
 			Message:        msg,
-			Recommendation: "Batch small tensors into one buffer and copy it once (torch.cat / a flat pinned staging buffer), keep scalars and indices on the GPU instead of copying them every step, or capture the loop in a CUDA Graph.",
+			Recommendation: tinyAdvice(prod),
 			Metrics: []model.Metric{
 				{Name: "small_copies", Value: float64(n), Unit: "count"},
 				{Name: "small_copies_sync_or_pageable", Value: float64(smallOtherG.n), Unit: "count"},
@@ -282,7 +298,7 @@ func analyze(p *detectors.Pass, t *model.Trace) {
 				{Name: "small_share", Value: share, Unit: "%", Num: float64(smallG.cost), Den: float64(wall)},
 				{Name: "bytes", Value: float64(smallBytesAll), Unit: "bytes"},
 			},
-			Evidence: evidence(t, ev, "tiny"),
+			Evidence: evidence(t, ev, "tiny", nil),
 		})
 	}
 
@@ -368,7 +384,7 @@ func checkBandwidth(p *detectors.Pass, t *model.Trace, k bwKey, g *group, how st
 			{Name: "bandwidth_ratio", Value: pct, Unit: "%", Num: got, Den: want},
 			{Name: "copies", Value: float64(g.n), Unit: "count"},
 		},
-		Evidence: evidence(t, g.top, "slow"),
+		Evidence: evidence(t, g.top, "slow", nil),
 	})
 }
 
@@ -433,7 +449,8 @@ func callLen(t *model.Trace, r copyRec) model.Duration {
 }
 
 // evidence describes the worst copies of a group.
-func evidence(t *model.Trace, top []copyRec, what string) []model.Evidence {
+// With bi, each item carries the GPU idle (empty queue) during its call.
+func evidence(t *model.Trace, top []copyRec, what string, bi *detectors.BlockIdle) []model.Evidence {
 	ev := make([]model.Evidence, 0, len(top))
 	for _, r := range top {
 		m := &t.MemOps[r.mem]
@@ -444,9 +461,26 @@ func evidence(t *model.Trace, top []copyRec, what string) []model.Evidence {
 			tid = detectors.TID(t, c.Thread)
 			note += fmt.Sprintf("; %s takes %s", model.StripAPIVersion(t.Str(c.Name)), callLen(t, r))
 		}
-		ev = append(ev, model.Evidence{Rank: t.Rank, Device: m.Device, Stream: m.Stream, Thread: tid, Start: m.Start, End: m.End, Note: note})
+		e := model.Evidence{Rank: t.Rank, Device: m.Device, Stream: m.Stream, Thread: tid, Start: m.Start, End: m.End, Note: note}
+		if bi != nil && bi.Measurable() && r.api >= 0 {
+			c := &t.APICalls[r.api]
+			e.GPUIdle, e.GPUIdleKnown = bi.Idle(c.Thread, c.Start, c.End)+ivLen(m.Start, m.End), true
+			e.Note += fmt.Sprintf("; GPU idle with nothing queued %s", e.GPUIdle)
+		}
+		ev = append(ev, e)
 	}
 	return ev
+}
+
+// gpuIdleMetric is the finding's gpu_idle_ns (-1 when the capture cannot
+// tell an empty queue). For copies it is the time the device ran no other
+// work and had none queued during the issuing calls, plus the copies' own
+// time: the compute engines wait for the copy.
+func gpuIdleMetric(bi *detectors.BlockIdle, idle model.Duration) model.Metric {
+	if !bi.Measurable() {
+		idle = -1
+	}
+	return model.Metric{Name: "gpu_idle_ns", Value: float64(idle), Unit: "ns"}
 }
 
 // bytesText formats a byte count with a binary unit.
@@ -478,4 +512,12 @@ func callText(g *group) string {
 		return ""
 	}
 	return fmt.Sprintf(" and %s in the issuing calls", g.api)
+}
+
+// tinyAdvice is the advice for many tiny copies, worded for the producer.
+func tinyAdvice(prod detectors.ProducerInfo) string {
+	if prod.Producer == detectors.ProducerPyTorch {
+		return "Batch small tensors into one buffer and copy it once (torch.cat / a flat pinned staging buffer), keep scalars and indices on the GPU instead of copying them every step, or capture the loop in a CUDA Graph."
+	}
+	return "Pack small buffers into one pinned staging buffer and copy it once, keep scalars and indices on the device instead of copying them every iteration, or capture the loop in a CUDA Graph."
 }

@@ -45,6 +45,16 @@ value to the host (.item(), .cpu(), .tolist(), nonzero).
   with their thread, and device and stream when a GPU-side sync record or copy
   is correlated with them.
 
+- **Weighted by the GPU idle it costs**: for each blocking instance (and for
+  their union) the rule measures how long the device was idle with an empty
+  launch queue during it (gpu_idle_ns on the evidence and the finding;
+  launched-not-started kernels count as queued, as HTA's queue length). A
+  wait while the GPU stays busy with queued work is harmless: when the GPU
+  idle during the blocks is below warn_pct of the window the finding is at
+  most info, whatever the blocked share. Blocks that start after the
+  workload (after the last step, or after the last GPU activity when the
+  capture marks no steps) are teardown and are not counted.
+
 ## How to fix
 
 - Remove torch.cuda.synchronize() / cudaDeviceSynchronize from the training or

@@ -147,7 +147,15 @@ func analyze(p *detectors.Pass, t *model.Trace) {
 		return
 	}
 	inferred := len(t.APICalls) == 0
+	bi := detectors.NewBlockIdle(t)
 	insts := collect(t, steady, inferred)
+	kept := insts[:0]
+	for _, in := range insts {
+		if !bi.Teardown(in.start) {
+			kept = append(kept, in)
+		}
+	}
+	insts = kept
 	if len(insts) == 0 {
 		return
 	}
@@ -178,6 +186,8 @@ func analyze(p *detectors.Pass, t *model.Trace) {
 	default:
 		return
 	}
+	gpuIdle := bi.Total(byThread)
+	sev, idleText := bi.Cap(sev, gpuIdle, blockedWall, wall, p.Param("warn_pct"))
 
 	var counts [numKinds]int
 	for i := range insts {
@@ -216,13 +226,14 @@ func analyze(p *detectors.Pass, t *model.Trace) {
 	if inferred {
 		msg += " The capture has no API calls: blocking time is the duration of operators known to synchronise."
 	}
+	msg += idleText
 
 	f := model.Finding{
 		Severity: sev,
 		Title: fmt.Sprintf("Host blocked %s in %d synchronising calls (%s%% of steady-state wall time)",
 			blockedWall, len(insts), detectors.FormatFloat(share)),
 		Message:        msg,
-		Recommendation: recommendation(counts),
+		Recommendation: recommendation(counts, detectors.DetectProducer(t)),
 		Confidence:     model.Measured,
 		Metrics: []model.Metric{
 			{Name: "sync_calls", Value: float64(len(insts)), Unit: "count"},
@@ -231,6 +242,10 @@ func analyze(p *detectors.Pass, t *model.Trace) {
 			{Name: "blocked_share", Value: share, Unit: "%", Num: float64(blockedWall), Den: float64(wall)},
 			{Name: "steady_wall_time", Value: float64(wall), Unit: "ns"},
 		},
+	}
+	if bi.Measurable() {
+		f.Metrics = append(f.Metrics, model.Metric{Name: "gpu_idle_ns", Value: float64(gpuIdle), Unit: "ns"},
+			model.Metric{Name: "gpu_idle_share", Value: detectors.Pct(float64(gpuIdle), float64(wall)), Unit: "%", Num: float64(gpuIdle), Den: float64(wall)})
 	}
 	if inferred {
 		f.Confidence = model.Inferred
@@ -250,7 +265,7 @@ func analyze(p *detectors.Pass, t *model.Trace) {
 		f.Metrics = append(f.Metrics, model.Metric{Name: "site_blocked_time:" + s.name, Value: float64(s.blocked), Unit: "ns",
 			Num: float64(s.blocked), Den: float64(blocked)})
 	}
-	f.Evidence = evidence(t, insts)
+	f.Evidence = evidence(t, insts, bi)
 	p.Report(f)
 }
 
@@ -405,7 +420,7 @@ func topSites(t *model.Trace, insts []instance) []site {
 }
 
 // evidence returns the longest blocking instances (up to 5), longest first.
-func evidence(t *model.Trace, insts []instance) []model.Evidence {
+func evidence(t *model.Trace, insts []instance, bi *detectors.BlockIdle) []model.Evidence {
 	idx := make([]int, len(insts))
 	for i := range idx {
 		idx[i] = i
@@ -432,13 +447,27 @@ func evidence(t *model.Trace, insts []instance) []model.Evidence {
 		if in.site >= 0 && in.api != model.NoString {
 			note += " in " + t.Str(t.Ranges[in.site].Name)
 		}
-		ev = append(ev, model.Evidence{Rank: t.Rank, Device: in.device, Stream: in.stream, Thread: detectors.TID(t, in.thread),
-			Start: in.start, End: in.end, Note: note})
+		e := model.Evidence{Rank: t.Rank, Device: in.device, Stream: in.stream, Thread: detectors.TID(t, in.thread),
+			Start: in.start, End: in.end, Note: note}
+		if bi.Measurable() {
+			e.GPUIdle, e.GPUIdleKnown = bi.Idle(in.thread, in.start, in.end), true
+			e.Note += fmt.Sprintf("; GPU idle with nothing queued %s", e.GPUIdle)
+		}
+		ev = append(ev, e)
 	}
 	return ev
 }
 
-func recommendation(counts [numKinds]int) string {
+// recommendation is the advice for the kinds of blocking seen; PyTorch
+// idioms only when PyTorch produced the trace.
+func recommendation(counts [numKinds]int, prod detectors.ProducerInfo) string {
+	if prod.Producer != detectors.ProducerPyTorch {
+		s := detectors.SyncAdvice(prod)
+		if counts[kindCopy] > 0 {
+			s += " " + detectors.CopyAdvice(prod)
+		}
+		return s
+	}
 	var parts []string
 	if counts[kindDevice] > 0 {
 		parts = append(parts, "drop torch.cuda.synchronize()/cudaDeviceSynchronize from the step loop (keep it only around timing code)")

@@ -22,8 +22,12 @@ var Detector = &detectors.Detector{
 		{Name: "warn_warnings", Default: 100, Unit: "count", Doc: "import warnings at or above which the finding is a warning"},
 	},
 	Doc: `Reports, per input, what the capture observed and what it did not, so that a
-missing finding is never mistaken for a healthy system: no GPU activity (CPU-only
-trace), no host-side API calls (GPU-only trace: gap causes cannot be told), no
+missing finding is never mistaken for a healthy system: no GPU activity (told
+apart by the host calls: a CPU-only capture has no device launches; launches
+without device records mean the activity records were lost, a warning, with
+the likely reasons; CUDA calls that launched nothing mean the capture ended
+during CUDA initialisation), device records partly lost (far fewer kernels
+than kernel launches), no host-side API calls (GPU-only trace: gap causes cannot be told), no
 framework operators or Python stacks, no step markers (step latency cannot be
 measured), a non-GPU accelerator, and the number of records that could not be
 read (import warnings).
@@ -51,7 +55,15 @@ func run(p *detectors.Pass) error {
 		case !hasGPU && t.Caps.Has(model.CapAccelOnly):
 			gaps = append(gaps, "no GPU activity: the device activity is of a non-GPU accelerator")
 		case !hasGPU:
-			gaps = append(gaps, "no GPU activity recorded (CPU-only trace or GPU tracing off): GPU utilisation and kernel gaps are not measurable")
+			g, warn := noGPUActivity(t)
+			gaps = append(gaps, g)
+			if warn {
+				sev = model.SevWarning
+			}
+		default:
+			if g := partialLoss(t); g != "" {
+				gaps = append(gaps, g)
+			}
 		}
 		if hasGPU && !t.Caps.Has(model.CapAPICalls) {
 			gaps = append(gaps, "no host-side runtime API calls (GPU-only trace): causes of GPU idle time are not measurable")
@@ -65,6 +77,7 @@ func run(p *detectors.Pass) error {
 		if len(t.Warnings) >= warnAt {
 			sev = model.SevWarning
 		}
+		launches, _ := countLaunches(t)
 		notes := append([]string(nil), t.Caps.Notes...)
 		if len(gaps) == 0 && len(notes) == 0 && len(t.Warnings) == 0 {
 			continue // a complete, clean capture: nothing to say
@@ -91,6 +104,7 @@ func run(p *detectors.Pass) error {
 				{Name: "warnings", Value: float64(len(t.Warnings)), Unit: "count"},
 				{Name: "kernels", Value: float64(len(t.Kernels)), Unit: "count"},
 				{Name: "api_calls", Value: float64(len(t.APICalls)), Unit: "count"},
+				{Name: "launches", Value: float64(launches), Unit: "count"},
 				{Name: "missing_kinds", Value: float64(len(gaps)), Unit: "count"},
 			},
 			Evidence:       []model.Evidence{{Rank: t.Rank, Device: model.NoDevice, Stream: model.NoStream, Thread: -1, Start: t.Capture.Start, End: t.Capture.End, Note: baseName(t.Path)}},
@@ -112,4 +126,51 @@ func baseName(p string) string {
 		return p[i+1:]
 	}
 	return p
+}
+
+// countLaunches counts the host calls that put work on a device (kernel and
+// graph launches, copies, memsets) and the kernel launches alone.
+func countLaunches(t *model.Trace) (work, kernels int) {
+	for i := range t.APICalls {
+		switch t.APICalls[i].Class {
+		case model.APILaunch:
+			work++
+			kernels++
+		case model.APIGraphLaunch, model.APIMemcpy, model.APIMemset:
+			work++
+		}
+	}
+	return work, kernels
+}
+
+// noGPUActivity says why a capture has no device activity, from its host
+// calls: a CPU-only capture only when nothing was launched; launches without
+// device records mean the records were lost; CUDA calls that launched
+// nothing mean the capture ended during initialisation. warn is set when
+// records were lost.
+func noGPUActivity(t *model.Trace) (gap string, warn bool) {
+	work, _ := countLaunches(t)
+	switch {
+	case work > 0:
+		return fmt.Sprintf("device activity records lost (%d launches, 0 kernels): GPU work was launched but none of it was recorded; likely the CUPTI activity buffers overflowed or were not flushed (the capture or process ended early, e.g. killed or no cudaProfilerStop / cuptiActivityFlushAll), or GPU activity tracing was disabled (nsys --trace without cuda, CUPTI activity kinds off); GPU utilisation and kernel gaps are not measurable", work), true
+	case len(t.APICalls) > 0:
+		return fmt.Sprintf("no GPU work launched: the %d CUDA calls recorded launched nothing (the capture ended during CUDA initialisation, or the program failed before its first kernel); GPU utilisation and kernel gaps are not measurable", len(t.APICalls)), false
+	}
+	return "no GPU activity recorded and no device launches (CPU-only capture, or CUDA tracing off): GPU utilisation and kernel gaps are not measurable", false
+}
+
+// partialLoss notes a capture that recorded far fewer kernels than kernel
+// launches (graph launches excluded: one launch runs many kernels).
+func partialLoss(t *model.Trace) string {
+	_, launches := countLaunches(t)
+	plain := 0
+	for i := range t.Kernels {
+		if t.Kernels[i].GraphID == 0 {
+			plain++
+		}
+	}
+	if launches >= 100 && plain < launches/2 {
+		return fmt.Sprintf("device activity records partly lost: %d kernel launches but %d kernels outside CUDA graphs recorded (activity buffer overflow or capture ended before the records were flushed); GPU time is undercounted", launches, plain)
+	}
+	return ""
 }

@@ -35,7 +35,21 @@ func TestFindsMissingEvidence(t *testing.T) {
 			b.Range(th, model.RangeStep, "ProfilerStep#1", 0, 10)
 			b.Range(th, model.RangeCPUOp, "aten::mm", 1, 5)
 			return b.Build()
-		}, "CPU-only trace"},
+		}, "CPU-only capture"},
+		{"records-lost", func() *model.Trace {
+			b := fixture.New("lost.sqlite", model.FormatNsys)
+			th := b.Thread(1, "main")
+			for i := 0; i < 5; i++ {
+				b.API(th, "cudaLaunchKernel_v7000", model.APILaunch, float64(i*10), float64(i*10+5), int64(i+1))
+			}
+			return b.Build()
+		}, "device activity records lost (5 launches, 0 kernels)"},
+		{"init-only", func() *model.Trace {
+			b := fixture.New("init.sqlite", model.FormatNsys)
+			th := b.Thread(1, "main")
+			b.API(th, "cudaFree", model.APIAlloc, 0, 5000, 0)
+			return b.Build()
+		}, "ended during CUDA initialisation"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res := run1(t, tc.build())
