@@ -102,6 +102,7 @@ func Render(w io.Writer, r *model.Report, o export.Options) error {
 	}
 
 	writeTime(p, r)
+	writeRanks(p, r)
 	writeKernelsPlot(p, r)
 	writeSteps(p, r, o)
 	writeMemory(p, r)
