@@ -142,7 +142,8 @@ func runExport(g *globalOpts, opts *exportOptions) error {
 
 	if opts.To == "perfetto" {
 		write := func(w io.Writer) error {
-			return perfetto.Write(w, set, perfetto.Options{Range: win, Findings: findings, NoFlows: opts.NoFlows, Absolute: opts.Absolute})
+			return perfetto.Write(w, set, perfetto.Options{Range: win, Findings: findings, NoFlows: opts.NoFlows, Absolute: opts.Absolute,
+				Gzip: strings.HasSuffix(opts.Output, ".gz")})
 		}
 		if err := g.writeOutput(opts.Output, write); err != nil {
 			return err
