@@ -434,10 +434,11 @@ func writeFindings(p *page, r *model.Report, groups []*export.RuleGroup, o expor
 	if o.Full {
 		evLimit = -1
 	}
+	refs := findingRefs(r)
 	for _, g := range groups {
 		f := g.Worst
 		p.f("<section class=\"finding %s\" id=\"rule-%s\">\n<h3><span class=\"sev-%s\">[%s]</span> %s</h3>\n", f.Severity, esc(g.Rule), f.Severity, f.Severity, esc(f.Title))
-		p.f("<p>Rule %s, layer %s, confidence %s", code(g.Rule), esc(string(f.Layer)), esc(string(f.Confidence)))
+		p.f("<p>Rule %s (this finding: %s), layer %s, confidence %s", code(g.Rule), code(refs[f]), esc(string(f.Layer)), esc(string(f.Confidence)))
 		if len(g.Findings) > 1 {
 			p.f("; %d findings%s, the worst shown", len(g.Findings), export.ScopeOf(g))
 		}
@@ -464,6 +465,9 @@ func writeFindings(p *page, r *model.Report, groups []*export.RuleGroup, o expor
 				p.f("<li>%s: %s</li>\n", esc(export.EvidenceWhere(r, ev)), esc(ev.Note))
 			}
 			p.f("</ul>\n")
+			if o.Perfetto != "" {
+				p.f("%s", perfettoLink(o.Perfetto, refs[f]))
+			}
 		}
 		if f.Recommendation != "" {
 			p.f("<p><strong>How to fix:</strong> %s</p>\n", esc(f.Recommendation))
@@ -471,7 +475,7 @@ func writeFindings(p *page, r *model.Report, groups []*export.RuleGroup, o expor
 		if len(g.Findings) > 1 {
 			p.f("<details><summary>All %d findings of %s</summary>\n<ul>\n", len(g.Findings), esc(g.Rule))
 			for _, o := range g.Findings {
-				p.f("<li><span class=\"sev-%s\">%s</span> %s</li>\n", o.Severity, o.Severity, esc(o.Title))
+				p.f("<li><span class=\"sev-%s\">%s</span> %s %s</li>\n", o.Severity, o.Severity, code(refs[o]), esc(o.Title))
 			}
 			p.f("</ul>\n</details>\n")
 		}

@@ -95,3 +95,33 @@ func TestDiffHTML(t *testing.T) {
 		t.Errorf("diff page lacks the per-class plot")
 	}
 }
+
+// TestPerfettoLink: a report written beside NAME.perfetto.json(.gz) links
+// each finding with evidence to it by its ref; without one, no link.
+func TestPerfettoLink(t *testing.T) {
+	dir := t.TempDir()
+	page := filepath.Join(dir, "run 1.html")
+	if got := html.PerfettoBeside(page); got != "" {
+		t.Errorf("no Perfetto file: got %q", got)
+	}
+	os.WriteFile(filepath.Join(dir, "run 1.perfetto.json"), []byte("{}"), 0o644)
+	if got := html.PerfettoBeside(page); got != "run 1.perfetto.json" {
+		t.Errorf("got %q, want run 1.perfetto.json", got)
+	}
+	os.WriteFile(filepath.Join(dir, "run 1.perfetto.json.gz"), []byte("x"), 0o644)
+	if got := html.PerfettoBeside(page); got != "run 1.perfetto.json.gz" {
+		t.Errorf("got %q, want the .gz first", got)
+	}
+	if html.PerfettoBeside("-") != "" || html.PerfettoBeside("") != "" {
+		t.Error("stdout has no file beside it")
+	}
+	var b bytes.Buffer
+	if err := export.RenderOpts(&b, exampleReport(), "html", export.Options{Perfetto: "run 1.perfetto.json.gz"}); err != nil {
+		t.Fatal(err)
+	}
+	s := b.String()
+	if !strings.Contains(s, `<a href="run%201.perfetto.json.gz">run 1.perfetto.json.gz</a>`) || !strings.Contains(s, "search <code>kernel-gap#1</code>") {
+		t.Errorf("page lacks the Perfetto link of kernel-gap#1")
+	}
+	checkSelfContained(t, s)
+}
