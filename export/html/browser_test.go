@@ -89,7 +89,8 @@ func diffPage(t *testing.T, base, cand string, plots ...string) browserPage {
 		return compare.Side{Report: pipeline.AnalyzeSet(set, pipeline.Options{}), Set: set}
 	}
 	var b bytes.Buffer
-	if err := html.Diff(&b, compare.Compare(side(base), side(cand), compare.Options{})); err != nil {
+	bs, cs := side(base), side(cand)
+	if err := html.DiffReports(&b, compare.Compare(bs, cs, compare.Options{}), bs.Report, cs.Report); err != nil {
 		t.Fatal(err)
 	}
 	return browserPage{name: "diff", html: b.Bytes(), plots: plots}
@@ -118,7 +119,7 @@ func browserPages(t *testing.T) []browserPage {
 			"all_reduce: bus bandwidth vs message size"),
 		renderPage(t, "multi-rank", dlrm,
 			"GPU time by class", "Per-rank time", "Busy/idle timeline", "Top kernels", "Step time", "Evidence windows"),
-		diffPage(t, dlrm[0], dlrm[1], "Headline quantities", "Time per class", "Kernel time"),
+		diffPage(t, dlrm[0], dlrm[1], "Headline quantities", "Time per class", "Step time", "Kernel time by class", "Kernel time,"),
 	)
 }
 

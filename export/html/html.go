@@ -37,7 +37,7 @@ svg .axis{stroke:var(--muted)}svg .grid{stroke:var(--rule)}svg .step{stroke:var(
 .c-compute{fill:var(--compute);stroke:var(--compute)}.c-comm{fill:var(--comm);stroke:var(--comm)}.c-memory{fill:var(--memory);stroke:var(--memory)}
 .c-idle{fill:var(--idle);stroke:var(--idle)}.c-other{fill:var(--other);stroke:var(--other)}.c-sync{fill:var(--sync);stroke:var(--sync)}
 .c-memcpy{fill:var(--memcpy);stroke:var(--memcpy)}.c-launch{fill:var(--launch);stroke:var(--launch)}
-polyline.line,line.line{fill:none;stroke-width:2}rect.mark{stroke:none}
+polyline.line,line.line{fill:none;stroke-width:2}rect.mark,rect.key{stroke:none}
 `
 
 type page struct {
@@ -251,7 +251,7 @@ func strip(tl model.DeviceTimeline, gaps []gapWin, steps []model.StepSummary) st
 		if !ok {
 			cl = cOther
 		}
-		s.rect(lx, 52, 10, 10, cl, c)
+		s.key(lx, 52, 10, 10, cl, c)
 		s.text(lx+14, 61, "start", "legend", c)
 		lx += 30 + 7*float64(len(c))
 	}

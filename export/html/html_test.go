@@ -66,6 +66,14 @@ func TestGoldenHTML(t *testing.T) {
 
 func checkSelfContained(t *testing.T, s string) {
 	t.Helper()
+	// Every plot draws data, not only its legend.
+	for _, svg := range strings.Split(s, `<svg class="plot"`)[1:] {
+		svg, _, _ = strings.Cut(svg, "</svg>")
+		if !strings.Contains(svg, `class="mark `) {
+			label, _, _ := strings.Cut(svg, `">`)
+			t.Errorf("plot without data marks:%s", label)
+		}
+	}
 	for _, bad := range []string{"<script", "http://", "https://", "src=", "@import", "url("} {
 		if strings.Contains(strings.ReplaceAll(s, `xmlns="http://www.w3.org/2000/svg"`, ""), bad) {
 			t.Errorf("page holds %q", bad)
@@ -81,18 +89,20 @@ func TestDiffHTML(t *testing.T) {
 	base, cand := side(), side()
 	res := compare.Compare(base, cand, compare.Options{})
 	var a, b bytes.Buffer
-	if err := html.Diff(&a, res); err != nil {
+	if err := html.DiffReports(&a, res, base.Report, cand.Report); err != nil {
 		t.Fatal(err)
 	}
-	if err := html.Diff(&b, res); err != nil {
+	if err := html.DiffReports(&b, res, base.Report, cand.Report); err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(a.Bytes(), b.Bytes()) {
 		t.Fatal("two renders differ")
 	}
 	checkSelfContained(t, a.String())
-	if !strings.Contains(a.String(), "Time per class, base vs candidate") {
-		t.Errorf("diff page lacks the per-class plot")
+	for _, plot := range []string{"Time per class, base vs candidate", "Step time, base vs candidate", "Kernel time by class, base vs candidate", "Kernel time, base vs candidate"} {
+		if !strings.Contains(a.String(), `aria-label="`+plot+`"`) {
+			t.Errorf("diff page lacks the plot %q", plot)
+		}
 	}
 }
 
