@@ -96,14 +96,21 @@ func diffPage(t *testing.T, base, cand string, plots ...string) browserPage {
 	return browserPage{name: "diff", html: b.Bytes(), plots: plots}
 }
 
-// browserPages builds the pages: the generated example and corpus traces of
-// each kind.
+// browserPages builds the pages: the generated example and 4-rank job, and
+// corpus traces of each kind.
 func browserPages(t *testing.T) []browserPage {
 	var ex bytes.Buffer
 	if err := export.Render(&ex, exampleReport(), "html"); err != nil {
 		t.Fatal(err)
 	}
-	pages := []browserPage{{name: "example", html: ex.Bytes(), plots: []string{"GPU time by class", "Busy/idle timeline", "Top kernels", "Step time", "Evidence windows"}}}
+	var job bytes.Buffer
+	if err := export.Render(&job, jobReport(), "html"); err != nil {
+		t.Fatal(err)
+	}
+	pages := []browserPage{
+		{name: "example", html: ex.Bytes(), plots: []string{"GPU time by class", "Busy/idle timeline", "Top kernels", "Step time", "Evidence windows"}},
+		{name: "job", html: job.Bytes(), plots: []string{"GPU time by class", "Per-rank time", "Per-rank lateness", "Busy/idle timeline", "Top kernels", "Step time"}},
+	}
 	root := corpus.Dir(t, "corpus")
 	c := func(p string) string { return filepath.Join(root, p) }
 	var dlrm []string

@@ -3,6 +3,7 @@ package html_test
 import (
 	"bytes"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -134,4 +135,47 @@ func TestPerfettoLink(t *testing.T) {
 		t.Errorf("page lacks the Perfetto link of kernel-gap#1")
 	}
 	checkSelfContained(t, s)
+}
+
+// jobReport is a generated 4-rank job: 20 steps of a GEMM then an
+// all-reduce, rank 2 arriving 500 µs late at every all-reduce, nothing
+// overlapped with communication.
+func jobReport() *model.Report {
+	var traces []*model.Trace
+	for r := 0; r < 4; r++ {
+		b := fixture.New(fmt.Sprintf("rank%d.json", r), model.FormatKineto)
+		b.T.Rank, b.T.WorldSize = r, 4
+		th := b.Thread(1, "main")
+		for i := 0; i < 20; i++ {
+			s := float64(i) * 2000
+			start := s + 100
+			if r == 2 {
+				start += 500
+			}
+			b.Range(th, model.RangeStep, fmt.Sprintf("ProfilerStep#%d", i), s, s+1900)
+			b.Kernel(0, 7, "ampere_sgemm_128x64_tn", s, s+90+float64(r)*20, th, s-10)
+			b.Collective(0, 20, model.CollAllReduce, 1<<20, start, s+800, th, start-5)
+		}
+		traces = append(traces, b.Build())
+	}
+	r := pipeline.AnalyzeSet(model.NewTraceSet(traces), pipeline.Options{})
+	r.ToolVersion = "test"
+	return r
+}
+
+// TestGoldenJobHTML: the multi-rank page has the per-rank bars and the
+// lateness of the planted straggler, and matches its golden file.
+func TestGoldenJobHTML(t *testing.T) {
+	var b bytes.Buffer
+	if err := export.Render(&b, jobReport(), "html"); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "job.html", b.Bytes())
+	s := b.String()
+	checkSelfContained(t, s)
+	for _, want := range []string{`aria-label="Per-rank time`, `aria-label="Per-rank lateness at matched collectives"`, "500.0µs (straggler)"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("job page lacks %q", want)
+		}
+	}
 }
