@@ -186,8 +186,20 @@ func TestBrowser(t *testing.T) {
 	dir := t.TempDir()
 	keep := os.Getenv("TRACEDX_SCREENSHOTS")
 
+	// The profile lives outside t.TempDir: the browser's children may still
+	// write there for a moment after it stops, which would fail the test's
+	// own clean-up; it is removed with retries instead.
+	profile, err := os.MkdirTemp("", "tracedx-browser-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		for i := 0; i < 50 && os.RemoveAll(profile) != nil; i++ {
+			time.Sleep(100 * time.Millisecond)
+		}
+	}()
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(bin), chromedp.NoSandbox,
-		chromedp.WindowSize(1100, 900), chromedp.UserDataDir(filepath.Join(dir, "profile")))
+		chromedp.WindowSize(1100, 900), chromedp.UserDataDir(profile))
 	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
 	defer cancel()
 	bctx, cancelB := chromedp.NewContext(actx)

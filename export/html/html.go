@@ -280,11 +280,11 @@ func writeKernelsPlot(p *page, r *model.Report) {
 		total += k.Total
 	}
 	for _, k := range r.Kernels[:n] {
-		cl := cCompute
+		cl, class := cCompute, ""
 		if k.HasStats {
-			cl = kernelClass(k.Class)
+			cl, class = kernelClass(k.Class), ", "+k.Class
 		}
-		rows = append(rows, hbar{label: export.Shorten(k.Name), value: fmt.Sprintf("%s (%.1f%%), %d×", k.Total, pct(k.Total, total), k.Count),
+		rows = append(rows, hbar{label: export.Shorten(k.Name), value: fmt.Sprintf("%s (%.1f%%), %d×%s", k.Total, pct(k.Total, total), k.Count, class),
 			segs: []seg{{v: float64(k.Total), class: cl, tip: fmt.Sprintf("%s: %s in %d launches", export.Shorten(k.Name), k.Total, k.Count)}}})
 	}
 	p.f("<h2 id=\"kernels\">Top kernels</h2>\n%s\n", hbars("Top kernels by total time", rows, float64(r.Kernels[0].Total), []seg{{class: cCompute, label: "computation"}, {class: cComm, label: "communication"}}))
