@@ -36,7 +36,7 @@ svg text{fill:var(--fg);font:12px system-ui,sans-serif}svg text.tick,svg text.va
 svg .axis{stroke:var(--muted)}svg .grid{stroke:var(--rule)}svg .step{stroke:var(--fg);stroke-width:1}
 .c-compute{fill:var(--compute);stroke:var(--compute)}.c-comm{fill:var(--comm);stroke:var(--comm)}.c-memory{fill:var(--memory);stroke:var(--memory)}
 .c-idle{fill:var(--idle);stroke:var(--idle)}.c-other{fill:var(--other);stroke:var(--other)}.c-sync{fill:var(--sync);stroke:var(--sync)}
-.c-memcpy{fill:var(--memcpy);stroke:var(--memcpy)}.c-launch{fill:var(--launch);stroke:var(--launch)}
+.c-memcpy,.c-between{fill:var(--memcpy);stroke:var(--memcpy)}.c-launch{fill:var(--launch);stroke:var(--launch)}
 polyline.line,line.line{fill:none;stroke-width:2}rect.mark,rect.key{stroke:none}
 `
 
@@ -290,35 +290,67 @@ func writeKernelsPlot(p *page, r *model.Report) {
 	p.f("<h2 id=\"kernels\">Top kernels</h2>\n%s\n", hbars("Top kernels by total time", rows, float64(r.Kernels[0].Total), []seg{{class: cCompute, label: "computation"}, {class: cComm, label: "communication"}}))
 }
 
+// stepGaps returns, per step, the time from its end to the start of the
+// next step of its rank (0 for the last, or when steps overlap).
+func stepGaps(steps []model.StepSummary) []model.Duration {
+	byRank := map[int][]int{}
+	for i, st := range steps {
+		byRank[st.Rank] = append(byRank[st.Rank], i)
+	}
+	gaps := make([]model.Duration, len(steps))
+	for _, idx := range byRank {
+		sort.SliceStable(idx, func(a, b int) bool { return steps[idx[a]].Start < steps[idx[b]].Start })
+		for j := 0; j+1 < len(idx); j++ {
+			if g := steps[idx[j+1]].Start.Sub(steps[idx[j]].End); g > 0 {
+				gaps[idx[j]] = g
+			}
+		}
+	}
+	return gaps
+}
+
 func writeSteps(p *page, r *model.Report, o export.Options) {
 	steps := r.Summary.Steps
 	if len(steps) == 0 {
 		return
 	}
+	gaps := stepGaps(steps)
 	n := len(steps)
 	if n > 48 && !o.Full {
 		n = 48
 	}
 	var rows []hbar
 	var maxD float64
-	for _, st := range steps[:n] {
-		maxD = max(maxD, float64(st.End-st.Start))
+	for i, st := range steps[:n] {
+		maxD = max(maxD, float64(st.End.Sub(st.Start)+gaps[i]))
 	}
-	for _, st := range steps[:n] {
+	anyGap := false
+	for i, st := range steps[:n] {
 		d := st.End.Sub(st.Start)
 		idle := d - st.GPUBusy
 		lbl := st.Name
 		if st.Rank != model.NoRank {
 			lbl = fmt.Sprintf("rank %d %s", st.Rank, st.Name)
 		}
-		rows = append(rows, hbar{label: lbl, value: fmt.Sprintf("%s, GPU busy %.1f%%", d, pct(st.GPUBusy, d)),
-			segs: []seg{{v: float64(st.GPUBusy), class: cCompute, tip: "GPU busy " + st.GPUBusy.String()}, {v: float64(idle), class: cIdle, tip: "GPU idle " + idle.String()}}})
+		val := fmt.Sprintf("%s, GPU busy %.1f%%", d, pct(st.GPUBusy, d))
+		if gaps[i] > 0 {
+			val += ", " + gaps[i].String() + " to next"
+			anyGap = true
+		}
+		rows = append(rows, hbar{label: lbl, value: val, segs: []seg{
+			{v: float64(st.GPUBusy), class: cCompute, tip: "GPU busy " + st.GPUBusy.String()},
+			{v: float64(idle), class: cIdle, tip: "GPU idle " + idle.String()},
+			{v: float64(gaps[i]), class: cBetween, tip: "between this step and the next: " + gaps[i].String()}}})
 	}
 	p.f("<h2 id=\"steps\">Steps</h2>\n")
 	if n < len(steps) {
 		p.f("<p class=\"muted\">First %d of %d steps.</p>\n", n, len(steps))
 	}
-	p.f("%s\n", hbars("Step time: GPU busy and idle per step", rows, maxD, []seg{{class: cCompute, label: "GPU busy"}, {class: cIdle, label: "GPU idle"}}))
+	legend := []seg{{class: cCompute, label: "GPU busy"}, {class: cIdle, label: "GPU idle"}}
+	if anyGap {
+		legend = append(legend, seg{class: cBetween, label: "between steps"})
+	}
+	p.f("%s\n", hbars("Step time: GPU busy and idle per step", rows, maxD, legend))
 }
 
 func writeMemory(p *page, r *model.Report) {

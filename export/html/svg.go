@@ -23,6 +23,7 @@ const (
 	cMemory  = "c-memory"
 	cIdle    = "c-idle"
 	cOther   = "c-other"
+	cBetween = "c-between" // time between two steps
 )
 
 var causeClass = map[string]string{
