@@ -20,9 +20,9 @@ import (
 func init() { export.RegisterHTML(Render) }
 
 const css = `:root{color-scheme:light dark;--fg:#1b1b1b;--bg:#fff;--muted:#5c5c5c;--rule:#d0d0d0;--card:#f6f6f6;
---compute:#0072B2;--comm:#E69F00;--memory:#009E73;--idle:#c8c8c8;--other:#56B4E9;--sync:#D55E00;--memcpy:#CC79A7;--launch:#56B4E9;--err:#b00020;--warn:#8a5a00}
+--compute:#0072B2;--comm:#E69F00;--memory:#009E73;--idle:#c8c8c8;--other:#6b6b6b;--sync:#D55E00;--memcpy:#CC79A7;--launch:#56B4E9;--err:#b00020;--warn:#8a5a00}
 @media (prefers-color-scheme:dark){:root{--fg:#e6e6e6;--bg:#161616;--muted:#a8a8a8;--rule:#3a3a3a;--card:#202020;
---compute:#4ea3e0;--comm:#f0b13a;--memory:#2cc497;--idle:#4a4a4a;--other:#7cc8f0;--sync:#ff7a3d;--memcpy:#e39ac6;--launch:#7cc8f0;--err:#ff6b81;--warn:#f0b13a}}
+--compute:#3a8ed0;--comm:#f0b13a;--memory:#2cc497;--idle:#4a4a4a;--other:#a0a0a0;--sync:#ff7a3d;--memcpy:#e39ac6;--launch:#a6dcf5;--err:#ff6b81;--warn:#f0b13a}}
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;color:var(--fg);background:var(--bg);margin:0 auto;max-width:1000px;padding:16px}
 h1{font-size:1.5em}h2{border-bottom:1px solid var(--rule);padding-bottom:4px;margin-top:2em}h3{margin-bottom:.3em}
 code{font:12px ui-monospace,SFMono-Regular,Menlo,monospace;overflow-wrap:anywhere}
