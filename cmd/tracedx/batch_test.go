@@ -453,9 +453,22 @@ func benchBatch(b *testing.B, extra ...string) {
 func TestBatchReportFormat(t *testing.T) {
 	needImporters(t)
 	if testing.Short() {
-		t.Skip("builds and runs the binary")
+		t.Skip("runs the command in processes of its own")
 	}
 	dir := t.TempDir()
+	// The test binary runs as tracedx (TestMain): no build, no shared binary.
+	runBin := func(t *testing.T, args ...string) binResult {
+		t.Helper()
+		cmd := tracedxCmd(t, dir, args...)
+		var so, se bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &so, &se
+		err := cmd.Run()
+		var ee *exec.ExitError
+		if err != nil && !errors.As(err, &ee) {
+			t.Fatal(err)
+		}
+		return binResult{cmd.ProcessState.ExitCode(), so.String(), se.String()}
+	}
 	traces := filepath.Join(dir, "traces")
 	genBatchInputs(t, traces, 2, false)
 	out := filepath.Join(dir, "out")
