@@ -265,10 +265,14 @@ func TestDiffCmd(t *testing.T) {
 		t.Errorf("junit file: %v\n%s", err, data)
 	}
 
+	// HTML: the page with the before/after plots.
+	if code, out, stderr := runCLI("diff", base, cand, "--format", "html"); code != 0 || !strings.HasPrefix(out, "<!DOCTYPE html>") || !strings.Contains(out, `aria-label="Kernel time by class, base vs candidate"`) {
+		t.Errorf("diff --format html: exit %d, stderr %q, page:\n%.300s", code, stderr, out)
+	}
+
 	for _, args := range [][]string{
 		{"diff", base},
 		{"diff", base, filepath.Join(dir, "missing.json")},
-		{"diff", base, cand, "--format", "html"},
 		{"diff", base, cand, "--fail-on-regression", "-3"},
 		{"diff", base, cand, "--min-overlap", "2"},
 	} {
