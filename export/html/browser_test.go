@@ -117,17 +117,22 @@ func browserPages(t *testing.T) []browserPage {
 	for i := 0; i < 8; i++ {
 		dlrm = append(dlrm, c(fmt.Sprintf("kineto/param-dlrm-w8-rank%d.pt.trace.json.gz", i)))
 	}
-	return append(pages,
+	pages = append(pages,
 		renderPage(t, "kineto", []string{c("kineto/switchtransformers-a100-withstack-2threads-memory.json.gz")},
 			"GPU time by class", "Busy/idle timeline", "Top kernels", "Allocator totals"),
 		renderPage(t, "nsys", []string{c("nsys/cs336-ddp-nccl-2x3090-nsys2026.3.1.sqlite")},
 			"GPU time by class", "Busy/idle timeline", "Top kernels", "Evidence windows"),
-		renderPage(t, "nccl-tests", []string{c("nccl/gh-issue-a100x16-p4d-2node-efa-bandwidth-dip-64MB-info-line-in-table.log")},
+		renderPage(t, "nccl-tests", []string{c("nccl/a100x16-p4d-2node-efa-ofi-allreduce-info-mpitag-nccl2.9.9.log")},
 			"all_reduce: bus bandwidth vs message size"),
 		renderPage(t, "multi-rank", dlrm,
 			"GPU time by class", "Per-rank time", "Busy/idle timeline", "Top kernels", "Step time", "Evidence windows"),
 		diffPage(t, dlrm[0], dlrm[1], "Headline quantities", "Time per class", "Step time", "Kernel time by class", "Kernel time,"),
 	)
+	// The EFA log's all-reduce is compared with the fabric's expected plateau.
+	if nccl := pages[len(pages)-3]; !bytes.Contains(nccl.html, []byte("expected plateau")) {
+		t.Errorf("%s page lacks the expected plateau line", nccl.name)
+	}
+	return pages
 }
 
 // extraPages reads every *.html of $TRACEDX_HTML_DIR (e.g. the reports/ of
