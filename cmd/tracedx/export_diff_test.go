@@ -2,9 +2,11 @@ package main
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -164,6 +166,25 @@ func TestExportCmdPerfettoAround(t *testing.T) {
 	}
 	if kernels != 2000 || findings == 0 {
 		t.Errorf("full export: %d kernels, %d finding slices", kernels, findings)
+	}
+
+	// -o NAME.json.gz: the same bytes, gzip-compressed.
+	gz := filepath.Join(dir, "full.json.gz")
+	if code, _, stderr := runCLI("export", in, "--to", "perfetto", "-o", gz); code != 0 {
+		t.Fatalf("gzip: exit %d: %s", code, stderr)
+	}
+	zf, err := os.Open(gz)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zf.Close()
+	zr, err := gzip.NewReader(zf)
+	if err != nil {
+		t.Fatalf("%s is not gzip: %v", gz, err)
+	}
+	unz, _ := io.ReadAll(zr)
+	if plain, _ := os.ReadFile(full); !bytes.Equal(unz, plain) {
+		t.Errorf("gunzipped %s differs from %s", gz, full)
 	}
 
 	small := filepath.Join(dir, "around.json")
