@@ -200,7 +200,7 @@ func writeTime(p *page, r *model.Report) {
 	gaps := gapsOf(r)
 	tls := r.Summary.Timelines
 	if len(tls) > 0 {
-		p.f("<h3>Busy / idle timeline</h3>\n<p>Bar height is the busy share of each slice of the span; marks under a strip are the idle gaps the kernel-gap rule reported, coloured and named by cause; ticks are profiler step starts.</p>\n")
+		p.f("<h3>Busy / idle timeline</h3>\n<p>Bar height is the busy share of each of 240 slices of the span, computation at the bottom and communication or copies above it; marks under a strip are the idle gaps the kernel-gap rule reported, coloured and named by cause; ticks are profiler step starts.</p>\n")
 		n := len(tls)
 		if n > 16 {
 			n = 16
@@ -221,8 +221,21 @@ func strip(tl model.DeviceTimeline, gaps []gapWin, steps []model.StepSummary) st
 	span := float64(tl.End - tl.Start)
 	bw := (w - left - 4) / float64(len(tl.Busy))
 	s.rect(left, 6, w-left-4, 30, cIdle, "idle")
+	// Per bin: computation from the bottom, other busy work (communication,
+	// copies, sets) above it. No tooltip per bin: 480 titles per strip would
+	// double the page for little.
+	anyOther := false
 	for i, v := range tl.Busy {
-		s.rect(left+bw*float64(i), 6+30*(1-v), bw, 30*v, cCompute, fmt.Sprintf("%.0f%% busy", 100*v))
+		comp := v
+		if i < len(tl.Compute) {
+			comp = min(tl.Compute[i], v)
+		}
+		x0 := left + bw*float64(i)
+		s.rect(x0, 6+30*(1-comp), bw, 30*comp, cCompute, "")
+		if v > comp {
+			s.rect(x0, 6+30*(1-v), bw, 30*(v-comp), cComm, "")
+			anyOther = true
+		}
 	}
 	x := func(t model.Time) float64 { return left + float64(t-tl.Start)/span*(w-left-4) }
 	causes := map[string]bool{}
@@ -246,6 +259,16 @@ func strip(tl model.DeviceTimeline, gaps []gapWin, steps []model.StepSummary) st
 	}
 	sort.Strings(names)
 	lx := left
+	keys := []string{"computation"}
+	if anyOther {
+		keys = append(keys, "communication / copies")
+	}
+	for i, k := range keys {
+		s.key(lx, 52, 10, 10, []string{cCompute, cComm}[i], k)
+		s.text(lx+14, 61, "start", "legend", k)
+		lx += 30 + 7*float64(len(k))
+	}
+	lx += 10
 	for _, c := range names {
 		cl, ok := causeClass[c]
 		if !ok {
