@@ -36,7 +36,7 @@ svg text{fill:var(--fg);font:12px system-ui,sans-serif}svg text.tick,svg text.va
 svg .axis{stroke:var(--muted)}svg .grid{stroke:var(--rule)}svg .step{stroke:var(--fg);stroke-width:1}
 .c-compute{fill:var(--compute);stroke:var(--compute)}.c-comm{fill:var(--comm);stroke:var(--comm)}.c-memory{fill:var(--memory);stroke:var(--memory)}
 .c-idle{fill:var(--idle);stroke:var(--idle)}.c-other{fill:var(--other);stroke:var(--other)}.c-sync{fill:var(--sync);stroke:var(--sync)}
-.c-memcpy,.c-between{fill:var(--memcpy);stroke:var(--memcpy)}.c-launch{fill:var(--launch);stroke:var(--launch)}
+.c-memcpy,.c-between{fill:var(--memcpy);stroke:var(--memcpy)}.c-ref{fill:var(--fg);stroke:var(--fg)}.c-launch{fill:var(--launch);stroke:var(--launch)}
 polyline.line,line.line{fill:none;stroke-width:2}rect.mark,rect.key{stroke:none}
 `
 
@@ -467,7 +467,7 @@ func writeBench(p *page, r *model.Report) {
 				if len(lo) == 0 {
 					lo, hi = inp, inp
 				}
-				ss = append(ss, series{name: fmt.Sprintf("expected plateau %s GB/s", plain(exp)), class: cIdle, dashed: true,
+				ss = append(ss, series{name: fmt.Sprintf("expected plateau %s GB/s", plain(exp)), class: "c-ref", dashed: true,
 					pts: []point{{lo[0].x, exp}, {hi[len(hi)-1].x, exp}}})
 			}
 			title := fmt.Sprintf("%s: bus bandwidth vs message size (%s, run %d, %d ranks)", run.Collective, baseName(ib.Path), i+1, run.Ranks)
