@@ -18,6 +18,10 @@ type Options struct {
 	// Full writes every row, finding and evidence window instead of the
 	// ticket-sized default (--detail full).
 	Full bool
+	// Perfetto names the Perfetto export beside an HTML report (a path
+	// relative to the page, see html.PerfettoBeside); findings then link to
+	// it. "" = none.
+	Perfetto string
 }
 
 // htmlRenderer renders the HTML report; package export/html registers it

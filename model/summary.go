@@ -156,12 +156,14 @@ const TimelineBins = 240
 
 // DeviceTimeline is a device's GPU occupancy over its span, in equal bins:
 // Busy[i] is the busy fraction (0..1) of bin i (union of kernels, copies,
-// sets), for drawing.
+// sets), Compute[i] the fraction under computation kernels (≤ Busy[i]), for
+// drawing.
 type DeviceTimeline struct {
 	Rank       int
 	Device     DeviceID
 	Start, End Time
 	Busy       []float64
+	Compute    []float64
 }
 
 // StepSummary is one profiler step of one rank with the GPU busy time

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 
@@ -43,6 +44,8 @@ type batchOptions struct {
 	MaxWarnings int
 	Force       bool
 	Fsync       bool
+	// ReportFormat lists the report formats written per input (md,json,html).
+	ReportFormat string
 }
 
 func newBatchCmd(g *globalOpts, runF func(*batchOptions) error) *cobra.Command {
@@ -58,7 +61,8 @@ recognised by content are kept, hidden files are skipped) and manifests
 to the manifest's folder).
 
 Writes, under --out DIR:
-  reports/<name>.md, reports/<name>.json   one report per input
+  reports/<name>.md, reports/<name>.json   one report per input in each
+                                           --report-format (md, json, html)
   dataset/{inputs,metrics,findings,kernels}[-shard-i-of-n].parquet
   junit[-shard-i-of-n].xml                 one test suite per input
   state/                                   what is done (for resuming)
@@ -74,6 +78,7 @@ Exit codes: 2 when an input could not be read, else 1 when an input failed
 a --policy gate or has findings at or above --fail-on, else 0.`,
 		Example: `  tracedx batch traces/ --out out
   tracedx batch @runs.txt --out out --policy policy.yaml --jobs 8
+  tracedx batch traces/ --out out --report-format md,json,html
   tracedx batch /data/traces --out /data/out --shard $JOB_COMPLETION_INDEX/16`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 && len(opts.Manifests) == 0 {
@@ -101,6 +106,7 @@ a --policy gate or has findings at or above --fail-on, else 0.`,
 	f.StringArrayVar(&opts.Params, "param", nil, "override a rule parameter, RULE.PARAM=VALUE (repeatable)")
 	f.StringArrayVar(&opts.Disable, "disable", nil, "do not run this rule (repeatable)")
 	f.IntVar(&opts.MaxWarnings, "max-warnings", 1000, "import warnings kept per file")
+	f.StringVar(&opts.ReportFormat, "report-format", "md,json", "report formats written per input, comma-separated: "+strings.Join(batchReportFormats, ", "))
 	f.BoolVar(&opts.Force, "force", false, "redo every input, even those done by an earlier run")
 	f.BoolVar(&opts.Fsync, "fsync", true, "fsync each per-input file before renaming it (--fsync=false: faster; still atomic after a kill, not after a power loss)")
 	_ = cmd.RegisterFlagCompletionFunc("fail-on", cobra.FixedCompletions([]string{"info", "warning", "error", "none"}, cobra.ShellCompDirectiveNoFileComp))
@@ -117,6 +123,10 @@ func runBatch(g *globalOpts, opts *batchOptions) error {
 	}
 	if opts.Jobs == 0 {
 		opts.Jobs = runtime.NumCPU()
+	}
+	formats, err := parseReportFormats(opts.ReportFormat)
+	if err != nil {
+		return err
 	}
 	shard, shards, err := batch.ParseShard(opts.Shard)
 	if err != nil {
@@ -186,8 +196,9 @@ func runBatch(g *globalOpts, opts *batchOptions) error {
 		Rules:  rules,
 		Fingerprint: fingerprint(version.Version, parquet.DatasetVersion, opts.Window, opts.InputFormat, opts.FailOn,
 			fmt.Sprint(opts.MaxWarnings), configText(cfg), string(policyBytes)),
-		Force:  opts.Force,
-		NoSync: !opts.Fsync,
+		Force:   opts.Force,
+		NoSync:  !opts.Fsync,
+		Formats: formats,
 		Analyze: func(ctx context.Context, path string) (*model.Report, error) {
 			return pipeline.Analyze(ctx, []string{path}, popts)
 		},
@@ -226,6 +237,31 @@ func runBatch(g *globalOpts, opts *batchOptions) error {
 		return gateFailed(fmt.Sprintf("%d of %d inputs failed a gate", failed, len(sum.Results)))
 	}
 	return nil
+}
+
+// batchReportFormats are the --report-format values; each is also the
+// report's file extension.
+var batchReportFormats = []string{"md", "json", "html"}
+
+// parseReportFormats checks a comma-separated --report-format list
+// ("markdown" is md) and returns it without repeats, in the given order.
+func parseReportFormats(list string) ([]string, error) {
+	var out []string
+	seen := map[string]bool{}
+	for _, f := range strings.Split(list, ",") {
+		f = strings.ToLower(strings.TrimSpace(f))
+		if f == "markdown" {
+			f = "md"
+		}
+		if !slices.Contains(batchReportFormats, f) {
+			return nil, usageError("--report-format %q: want a comma-separated list of %s", list, strings.Join(batchReportFormats, ", "))
+		}
+		if !seen[f] {
+			seen[f] = true
+			out = append(out, f)
+		}
+	}
+	return out, nil
 }
 
 // mergeConfig overlays the command-line settings on the policy's.

@@ -446,3 +446,57 @@ func benchBatch(b *testing.B, extra ...string) {
 	b.SetBytes(bytesIn)
 	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "traces/s")
 }
+
+// TestBatchReportFormat: --report-format html writes a self-contained page
+// per input; adding it to a finished batch writes only what is missing;
+// an unknown format is a usage error.
+func TestBatchReportFormat(t *testing.T) {
+	needImporters(t)
+	if testing.Short() {
+		t.Skip("runs the command in processes of its own")
+	}
+	dir := t.TempDir()
+	// The test binary runs as tracedx (TestMain): no build, no shared binary.
+	runBin := func(t *testing.T, args ...string) binResult {
+		t.Helper()
+		cmd := tracedxCmd(t, dir, args...)
+		var so, se bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &so, &se
+		err := cmd.Run()
+		var ee *exec.ExitError
+		if err != nil && !errors.As(err, &ee) {
+			t.Fatal(err)
+		}
+		return binResult{cmd.ProcessState.ExitCode(), so.String(), se.String()}
+	}
+	traces := filepath.Join(dir, "traces")
+	genBatchInputs(t, traces, 2, false)
+	out := filepath.Join(dir, "out")
+	count := func(ext string) int {
+		m, _ := filepath.Glob(filepath.Join(out, "reports", "*."+ext))
+		return len(m)
+	}
+	if r := runBin(t, "batch", traces, "--out", out, "--jobs", "1"); r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if count("md") != 4 || count("json") != 4 || count("html") != 0 {
+		t.Fatalf("default formats: %d md, %d json, %d html; want 4, 4, 0", count("md"), count("json"), count("html"))
+	}
+	r := runBin(t, "batch", traces, "--out", out, "--jobs", "1", "--report-format", "md, json,HTML,html")
+	if r.code != 0 || !strings.Contains(r.stdout, "0 done earlier") {
+		t.Fatalf("adding html should redo the inputs lacking it: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	pages, _ := filepath.Glob(filepath.Join(out, "reports", "*.html"))
+	if len(pages) != 4 {
+		t.Fatalf("%d html reports, want 4", len(pages))
+	}
+	for _, p := range pages {
+		b, _ := os.ReadFile(p)
+		if !bytes.HasPrefix(b, []byte("<!DOCTYPE html>")) || !bytes.Contains(b, []byte(`<svg class="plot"`)) {
+			t.Errorf("%s is not an HTML report with plots", p)
+		}
+	}
+	if r := runBin(t, "batch", traces, "--out", out, "--report-format", "md,pdf"); r.code != 2 || !strings.Contains(r.stderr, `--report-format "md,pdf"`) {
+		t.Errorf("unknown format: exit %d, stderr %s", r.code, r.stderr)
+	}
+}

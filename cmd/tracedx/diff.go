@@ -132,7 +132,7 @@ func runDiff(g *globalOpts, opts *diffOptions) error {
 	res := compare.Compare(base, cand, compare.Options{MinOverlap: minOverlap, FailPct: opts.FailPct})
 	write := func(w io.Writer) error { return diffreport.Render(w, res, opts.Format) }
 	if opts.Format == "html" {
-		write = func(w io.Writer) error { return html.Diff(w, res) }
+		write = func(w io.Writer) error { return html.DiffReports(w, res, base.Report, cand.Report) }
 	}
 	if err := g.writeOutput(opts.Output, write); err != nil {
 		return err

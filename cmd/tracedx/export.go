@@ -47,13 +47,15 @@ file per rank) for other tools.
                        gil, memory), see docs/timeline.md.
   --to perfetto        OUT is a Chrome trace-event JSON file that ui.perfetto.dev
                        and chrome://tracing open, with tracedx's findings drawn on
-                       a "tracedx findings" track (-o - or no -o: stdout).
+                       a "tracedx findings" track (-o - or no -o: stdout;
+                       -o NAME.json.gz: gzip-compressed).
 
 --around RULE[#N][@E] keeps only the events around a finding's evidence (the
 N-th finding of RULE, its E-th evidence window, padded by --pad), small enough
 to attach to a ticket; --range START_NS:END_NS picks the time range by hand.`,
 		Example: `  tracedx export trace.json.gz --to parquet -o timeline/
   tracedx export run.sqlite --to perfetto -o run.perfetto.json
+  tracedx export trace.json.gz --to perfetto -o trace.perfetto.json.gz
   tracedx export trace.json --to perfetto --around kernel-gap -o gap.json
   tracedx export trace.json --to arrow --range 1700000000000000000:1700000000050000000 -o slice/`,
 		Args: minArgs(1, "at least one input FILE"),
@@ -142,7 +144,8 @@ func runExport(g *globalOpts, opts *exportOptions) error {
 
 	if opts.To == "perfetto" {
 		write := func(w io.Writer) error {
-			return perfetto.Write(w, set, perfetto.Options{Range: win, Findings: findings, NoFlows: opts.NoFlows, Absolute: opts.Absolute})
+			return perfetto.Write(w, set, perfetto.Options{Range: win, Findings: findings, NoFlows: opts.NoFlows, Absolute: opts.Absolute,
+				Gzip: strings.HasSuffix(opts.Output, ".gz")})
 		}
 		if err := g.writeOutput(opts.Output, write); err != nil {
 			return err

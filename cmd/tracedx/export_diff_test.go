@@ -2,9 +2,11 @@ package main
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -166,6 +168,25 @@ func TestExportCmdPerfettoAround(t *testing.T) {
 		t.Errorf("full export: %d kernels, %d finding slices", kernels, findings)
 	}
 
+	// -o NAME.json.gz: the same bytes, gzip-compressed.
+	gz := filepath.Join(dir, "full.json.gz")
+	if code, _, stderr := runCLI("export", in, "--to", "perfetto", "-o", gz); code != 0 {
+		t.Fatalf("gzip: exit %d: %s", code, stderr)
+	}
+	zf, err := os.Open(gz)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zf.Close()
+	zr, err := gzip.NewReader(zf)
+	if err != nil {
+		t.Fatalf("%s is not gzip: %v", gz, err)
+	}
+	unz, _ := io.ReadAll(zr)
+	if plain, _ := os.ReadFile(full); !bytes.Equal(unz, plain) {
+		t.Errorf("gunzipped %s differs from %s", gz, full)
+	}
+
 	small := filepath.Join(dir, "around.json")
 	code, _, stderr := runCLI("export", in, "--to", "perfetto", "--around", "kernel-gap#1", "-o", small)
 	if code != 0 {
@@ -265,10 +286,14 @@ func TestDiffCmd(t *testing.T) {
 		t.Errorf("junit file: %v\n%s", err, data)
 	}
 
+	// HTML: the page with the before/after plots.
+	if code, out, stderr := runCLI("diff", base, cand, "--format", "html"); code != 0 || !strings.HasPrefix(out, "<!DOCTYPE html>") || !strings.Contains(out, `aria-label="Kernel time by class, base vs candidate"`) {
+		t.Errorf("diff --format html: exit %d, stderr %q, page:\n%.300s", code, stderr, out)
+	}
+
 	for _, args := range [][]string{
 		{"diff", base},
 		{"diff", base, filepath.Join(dir, "missing.json")},
-		{"diff", base, cand, "--format", "html"},
 		{"diff", base, cand, "--fail-on-regression", "-3"},
 		{"diff", base, cand, "--min-overlap", "2"},
 	} {

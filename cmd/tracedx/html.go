@@ -4,7 +4,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tracedx/tracedx/export"
-	_ "github.com/tracedx/tracedx/export/html" // registers --format html
+	"github.com/tracedx/tracedx/export/html" // registers --format html
 )
 
 // addRenderFlags adds the renderer options of analyze: --detail and
@@ -16,13 +16,19 @@ func addRenderFlags(cmd *cobra.Command, opts *analyzeOptions) {
 	_ = cmd.RegisterFlagCompletionFunc("detail", cobra.FixedCompletions([]string{"ticket", "full"}, cobra.ShellCompDirectiveNoFileComp))
 }
 
-// renderOptions checks --detail and returns the renderer options.
+// renderOptions checks --detail and returns the renderer options; an HTML
+// report written to a file links to the Perfetto export beside it.
 func (opts *analyzeOptions) renderOptions() (export.Options, error) {
+	var o export.Options
 	switch opts.Detail {
 	case "ticket", "":
-		return export.Options{}, nil
 	case "full":
-		return export.Options{Full: true}, nil
+		o.Full = true
+	default:
+		return export.Options{}, usageError("--detail %q: want ticket or full", opts.Detail)
 	}
-	return export.Options{}, usageError("--detail %q: want ticket or full", opts.Detail)
+	if opts.Format == "html" {
+		o.Perfetto = html.PerfettoBeside(opts.Output)
+	}
+	return o, nil
 }

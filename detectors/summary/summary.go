@@ -469,6 +469,28 @@ func series(t *model.Trace, idx []int) []model.MemoryPoint {
 
 // timelines bins each device's busy intervals and measures the GPU busy
 // time inside each profiler step.
+// binShares returns the covered fraction (0..1, three decimals) of each of
+// the model.TimelineBins equal bins of [start, end) under the sorted,
+// disjoint intervals u.
+func binShares(u []model.Interval, start, end model.Time) []float64 {
+	out := make([]float64, model.TimelineBins)
+	w := float64(end-start) / model.TimelineBins
+	for _, iv := range u {
+		a := float64(iv.Start - start)
+		b := float64(iv.End - start)
+		for i := max(int(a/w), 0); i < model.TimelineBins && float64(i)*w < b; i++ {
+			lo, hi := max(a, float64(i)*w), min(b, float64(i+1)*w)
+			if hi > lo {
+				out[i] += (hi - lo) / w
+			}
+		}
+	}
+	for i, v := range out {
+		out[i] = math.Round(min(v, 1)*1000) / 1000
+	}
+	return out
+}
+
 func timelines(set *model.TraceSet) ([]model.DeviceTimeline, []model.StepSummary) {
 	var tls []model.DeviceTimeline
 	var steps []model.StepSummary
@@ -478,33 +500,21 @@ func timelines(set *model.TraceSet) ([]model.DeviceTimeline, []model.StepSummary
 		var all []model.Interval
 		for _, id := range ids {
 			ivs := make([]model.Interval, 0, len(byDev[id]))
+			var comp []model.Interval
 			for _, a := range byDev[id] {
 				ivs = append(ivs, model.Interval{Start: a.Start, End: a.End})
+				if a.IsKernel && a.Class.Compute() {
+					comp = append(comp, model.Interval{Start: a.Start, End: a.End})
+				}
 			}
 			u := detectors.Union(ivs)
 			all = append(all, u...)
-			if len(u) == 0 {
+			if len(u) == 0 || u[len(u)-1].End <= u[0].Start {
 				continue
 			}
-			tl := model.DeviceTimeline{Rank: t.Rank, Device: id, Start: u[0].Start, End: u[len(u)-1].End, Busy: make([]float64, model.TimelineBins)}
-			span := float64(tl.End - tl.Start)
-			if span <= 0 {
-				continue
-			}
-			w := span / model.TimelineBins
-			for _, iv := range u {
-				a := float64(iv.Start - tl.Start)
-				b := float64(iv.End - tl.Start)
-				for i := int(a / w); i < model.TimelineBins && float64(i)*w < b; i++ {
-					lo, hi := max(a, float64(i)*w), min(b, float64(i+1)*w)
-					if hi > lo {
-						tl.Busy[i] += (hi - lo) / w
-					}
-				}
-			}
-			for i, v := range tl.Busy {
-				tl.Busy[i] = math.Round(min(v, 1)*1000) / 1000
-			}
+			tl := model.DeviceTimeline{Rank: t.Rank, Device: id, Start: u[0].Start, End: u[len(u)-1].End}
+			tl.Busy = binShares(u, tl.Start, tl.End)
+			tl.Compute = binShares(detectors.Union(comp), tl.Start, tl.End)
 			tls = append(tls, tl)
 		}
 		busy := detectors.Union(all)

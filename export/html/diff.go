@@ -11,9 +11,13 @@ import (
 )
 
 // Diff writes a comparison of two runs as an HTML page: the headline
-// quantities, before/after bars per device and class and per kernel, and
-// the findings that appeared or went away.
-func Diff(w io.Writer, res *compare.Result) error {
+// quantities, before/after bars per device and class, per kernel class and
+// per kernel, and the findings that appeared or went away.
+func Diff(w io.Writer, res *compare.Result) error { return DiffReports(w, res, nil, nil) }
+
+// DiffReports is Diff with the two sides' reports, which add the
+// before/after bars per step.
+func DiffReports(w io.Writer, res *compare.Result, base, cand *model.Report) error {
 	p := &page{b: bufio.NewWriter(w)}
 	p.head("tracedx diff")
 	p.f("<h1>tracedx diff</h1>\n<p>Base: %s. Candidate: %s.</p>\n", inputsList(res.BaseInputs), inputsList(res.CandInputs))
@@ -59,7 +63,7 @@ func Diff(w io.Writer, res *compare.Result) error {
 		var mx float64
 		classCls := map[string]string{"compute": cCompute, "communication": cComm, "memory": cMemory, "idle": cIdle}
 		for _, d := range res.Devices {
-			if !d.Paired {
+			if !d.InBase || !d.InCan {
 				continue
 			}
 			for _, side := range []struct {
@@ -78,14 +82,19 @@ func Diff(w io.Writer, res *compare.Result) error {
 					tot += float64(v)
 				}
 				mx = max(mx, tot)
-				rows = append(rows, hbar{label: fmt.Sprintf("%s (%s)", devLabel(d.Rank, d.Device), side.name), value: fmt.Sprintf("span %s", side.s.Span), segs: segs})
+				// Paired devices differ in (rank, device): each row names its own.
+				rows = append(rows, hbar{label: fmt.Sprintf("%s (%s)", devLabel(side.s.Rank, side.s.Device), side.name), value: fmt.Sprintf("span %s", side.s.Span), segs: segs})
 			}
 		}
 		if len(rows) > 32 {
 			rows = rows[:32]
 		}
-		p.f("%s\n", hbars("Time per class, base vs candidate", rows, mx, []seg{{class: cCompute, label: "compute"}, {class: cComm, label: "communication"}, {class: cMemory, label: "memory"}, {class: cIdle, label: "idle"}}))
+		if len(rows) > 0 {
+			p.f("%s\n", hbars("Time per class, base vs candidate", rows, mx, []seg{{class: cCompute, label: "compute"}, {class: cComm, label: "communication"}, {class: cMemory, label: "memory"}, {class: cIdle, label: "idle"}}))
+		}
 	}
+	writeDiffSteps(p, base, cand)
+	writeDiffClasses(p, res)
 	if len(res.Kernels) > 0 {
 		n := min(len(res.Kernels), 12)
 		var rows []hbar

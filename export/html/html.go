@@ -20,9 +20,9 @@ import (
 func init() { export.RegisterHTML(Render) }
 
 const css = `:root{color-scheme:light dark;--fg:#1b1b1b;--bg:#fff;--muted:#5c5c5c;--rule:#d0d0d0;--card:#f6f6f6;
---compute:#0072B2;--comm:#E69F00;--memory:#009E73;--idle:#c8c8c8;--other:#56B4E9;--sync:#D55E00;--memcpy:#CC79A7;--launch:#56B4E9;--err:#b00020;--warn:#8a5a00}
+--compute:#0072B2;--comm:#E69F00;--memory:#009E73;--idle:#c8c8c8;--other:#6b6b6b;--sync:#D55E00;--memcpy:#CC79A7;--launch:#56B4E9;--err:#b00020;--warn:#8a5a00}
 @media (prefers-color-scheme:dark){:root{--fg:#e6e6e6;--bg:#161616;--muted:#a8a8a8;--rule:#3a3a3a;--card:#202020;
---compute:#4ea3e0;--comm:#f0b13a;--memory:#2cc497;--idle:#4a4a4a;--other:#7cc8f0;--sync:#ff7a3d;--memcpy:#e39ac6;--launch:#7cc8f0;--err:#ff6b81;--warn:#f0b13a}}
+--compute:#3a8ed0;--comm:#f0b13a;--memory:#2cc497;--idle:#4a4a4a;--other:#a0a0a0;--sync:#ff7a3d;--memcpy:#e39ac6;--launch:#a6dcf5;--err:#ff6b81;--warn:#f0b13a}}
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;color:var(--fg);background:var(--bg);margin:0 auto;max-width:1000px;padding:16px}
 h1{font-size:1.5em}h2{border-bottom:1px solid var(--rule);padding-bottom:4px;margin-top:2em}h3{margin-bottom:.3em}
 code{font:12px ui-monospace,SFMono-Regular,Menlo,monospace;overflow-wrap:anywhere}
@@ -36,8 +36,8 @@ svg text{fill:var(--fg);font:12px system-ui,sans-serif}svg text.tick,svg text.va
 svg .axis{stroke:var(--muted)}svg .grid{stroke:var(--rule)}svg .step{stroke:var(--fg);stroke-width:1}
 .c-compute{fill:var(--compute);stroke:var(--compute)}.c-comm{fill:var(--comm);stroke:var(--comm)}.c-memory{fill:var(--memory);stroke:var(--memory)}
 .c-idle{fill:var(--idle);stroke:var(--idle)}.c-other{fill:var(--other);stroke:var(--other)}.c-sync{fill:var(--sync);stroke:var(--sync)}
-.c-memcpy{fill:var(--memcpy);stroke:var(--memcpy)}.c-launch{fill:var(--launch);stroke:var(--launch)}
-polyline.line,line.line{fill:none;stroke-width:2}rect.mark{stroke:none}
+.c-memcpy,.c-between{fill:var(--memcpy);stroke:var(--memcpy)}.c-ref{fill:var(--fg);stroke:var(--fg)}.c-launch{fill:var(--launch);stroke:var(--launch)}
+polyline.line,line.line{fill:none;stroke-width:2}rect.mark,rect.key{stroke:none}
 `
 
 type page struct {
@@ -102,6 +102,7 @@ func Render(w io.Writer, r *model.Report, o export.Options) error {
 	}
 
 	writeTime(p, r)
+	writeRanks(p, r)
 	writeKernelsPlot(p, r)
 	writeSteps(p, r, o)
 	writeMemory(p, r)
@@ -199,7 +200,7 @@ func writeTime(p *page, r *model.Report) {
 	gaps := gapsOf(r)
 	tls := r.Summary.Timelines
 	if len(tls) > 0 {
-		p.f("<h3>Busy / idle timeline</h3>\n<p>Bar height is the busy share of each slice of the span; marks under a strip are the idle gaps the kernel-gap rule reported, coloured and named by cause; ticks are profiler step starts.</p>\n")
+		p.f("<h3>Busy / idle timeline</h3>\n<p>Bar height is the busy share of each of 240 slices of the span, computation at the bottom and communication or copies above it; marks under a strip are the idle gaps the kernel-gap rule reported, coloured and named by cause; ticks are profiler step starts.</p>\n")
 		n := len(tls)
 		if n > 16 {
 			n = 16
@@ -220,8 +221,21 @@ func strip(tl model.DeviceTimeline, gaps []gapWin, steps []model.StepSummary) st
 	span := float64(tl.End - tl.Start)
 	bw := (w - left - 4) / float64(len(tl.Busy))
 	s.rect(left, 6, w-left-4, 30, cIdle, "idle")
+	// Per bin: computation from the bottom, other busy work (communication,
+	// copies, sets) above it. No tooltip per bin: 480 titles per strip would
+	// double the page for little.
+	anyOther := false
 	for i, v := range tl.Busy {
-		s.rect(left+bw*float64(i), 6+30*(1-v), bw, 30*v, cCompute, fmt.Sprintf("%.0f%% busy", 100*v))
+		comp := v
+		if i < len(tl.Compute) {
+			comp = min(tl.Compute[i], v)
+		}
+		x0 := left + bw*float64(i)
+		s.rect(x0, 6+30*(1-comp), bw, 30*comp, cCompute, "")
+		if v > comp {
+			s.rect(x0, 6+30*(1-v), bw, 30*(v-comp), cComm, "")
+			anyOther = true
+		}
 	}
 	x := func(t model.Time) float64 { return left + float64(t-tl.Start)/span*(w-left-4) }
 	causes := map[string]bool{}
@@ -245,12 +259,22 @@ func strip(tl model.DeviceTimeline, gaps []gapWin, steps []model.StepSummary) st
 	}
 	sort.Strings(names)
 	lx := left
+	keys := []string{"computation"}
+	if anyOther {
+		keys = append(keys, "communication / copies")
+	}
+	for i, k := range keys {
+		s.key(lx, 52, 10, 10, []string{cCompute, cComm}[i], k)
+		s.text(lx+14, 61, "start", "legend", k)
+		lx += 30 + 7*float64(len(k))
+	}
+	lx += 10
 	for _, c := range names {
 		cl, ok := causeClass[c]
 		if !ok {
 			cl = cOther
 		}
-		s.rect(lx, 52, 10, 10, cl, c)
+		s.key(lx, 52, 10, 10, cl, c)
 		s.text(lx+14, 61, "start", "legend", c)
 		lx += 30 + 7*float64(len(c))
 	}
@@ -279,14 +303,33 @@ func writeKernelsPlot(p *page, r *model.Report) {
 		total += k.Total
 	}
 	for _, k := range r.Kernels[:n] {
-		cl := cCompute
+		cl, class := cCompute, ""
 		if k.HasStats {
-			cl = kernelClass(k.Class)
+			cl, class = kernelClass(k.Class), ", "+k.Class
 		}
-		rows = append(rows, hbar{label: export.Shorten(k.Name), value: fmt.Sprintf("%s (%.1f%%), %d×", k.Total, pct(k.Total, total), k.Count),
+		rows = append(rows, hbar{label: export.Shorten(k.Name), value: fmt.Sprintf("%s (%.1f%%), %d×%s", k.Total, pct(k.Total, total), k.Count, class),
 			segs: []seg{{v: float64(k.Total), class: cl, tip: fmt.Sprintf("%s: %s in %d launches", export.Shorten(k.Name), k.Total, k.Count)}}})
 	}
 	p.f("<h2 id=\"kernels\">Top kernels</h2>\n%s\n", hbars("Top kernels by total time", rows, float64(r.Kernels[0].Total), []seg{{class: cCompute, label: "computation"}, {class: cComm, label: "communication"}}))
+}
+
+// stepGaps returns, per step, the time from its end to the start of the
+// next step of its rank (0 for the last, or when steps overlap).
+func stepGaps(steps []model.StepSummary) []model.Duration {
+	byRank := map[int][]int{}
+	for i, st := range steps {
+		byRank[st.Rank] = append(byRank[st.Rank], i)
+	}
+	gaps := make([]model.Duration, len(steps))
+	for _, idx := range byRank {
+		sort.SliceStable(idx, func(a, b int) bool { return steps[idx[a]].Start < steps[idx[b]].Start })
+		for j := 0; j+1 < len(idx); j++ {
+			if g := steps[idx[j+1]].Start.Sub(steps[idx[j]].End); g > 0 {
+				gaps[idx[j]] = g
+			}
+		}
+	}
+	return gaps
 }
 
 func writeSteps(p *page, r *model.Report, o export.Options) {
@@ -294,30 +337,43 @@ func writeSteps(p *page, r *model.Report, o export.Options) {
 	if len(steps) == 0 {
 		return
 	}
+	gaps := stepGaps(steps)
 	n := len(steps)
 	if n > 48 && !o.Full {
 		n = 48
 	}
 	var rows []hbar
 	var maxD float64
-	for _, st := range steps[:n] {
-		maxD = max(maxD, float64(st.End-st.Start))
+	for i, st := range steps[:n] {
+		maxD = max(maxD, float64(st.End.Sub(st.Start)+gaps[i]))
 	}
-	for _, st := range steps[:n] {
+	anyGap := false
+	for i, st := range steps[:n] {
 		d := st.End.Sub(st.Start)
 		idle := d - st.GPUBusy
 		lbl := st.Name
 		if st.Rank != model.NoRank {
 			lbl = fmt.Sprintf("rank %d %s", st.Rank, st.Name)
 		}
-		rows = append(rows, hbar{label: lbl, value: fmt.Sprintf("%s, GPU busy %.1f%%", d, pct(st.GPUBusy, d)),
-			segs: []seg{{v: float64(st.GPUBusy), class: cCompute, tip: "GPU busy " + st.GPUBusy.String()}, {v: float64(idle), class: cIdle, tip: "GPU idle " + idle.String()}}})
+		val := fmt.Sprintf("%s, GPU busy %.1f%%", d, pct(st.GPUBusy, d))
+		if gaps[i] > 0 {
+			val += ", " + gaps[i].String() + " to next"
+			anyGap = true
+		}
+		rows = append(rows, hbar{label: lbl, value: val, segs: []seg{
+			{v: float64(st.GPUBusy), class: cCompute, tip: "GPU busy " + st.GPUBusy.String()},
+			{v: float64(idle), class: cIdle, tip: "GPU idle " + idle.String()},
+			{v: float64(gaps[i]), class: cBetween, tip: "between this step and the next: " + gaps[i].String()}}})
 	}
 	p.f("<h2 id=\"steps\">Steps</h2>\n")
 	if n < len(steps) {
 		p.f("<p class=\"muted\">First %d of %d steps.</p>\n", n, len(steps))
 	}
-	p.f("%s\n", hbars("Step time: GPU busy and idle per step", rows, maxD, []seg{{class: cCompute, label: "GPU busy"}, {class: cIdle, label: "GPU idle"}}))
+	legend := []seg{{class: cCompute, label: "GPU busy"}, {class: cIdle, label: "GPU idle"}}
+	if anyGap {
+		legend = append(legend, seg{class: cBetween, label: "between steps"})
+	}
+	p.f("%s\n", hbars("Step time: GPU busy and idle per step", rows, maxD, legend))
 }
 
 func writeMemory(p *page, r *model.Report) {
@@ -411,7 +467,7 @@ func writeBench(p *page, r *model.Report) {
 				if len(lo) == 0 {
 					lo, hi = inp, inp
 				}
-				ss = append(ss, series{name: fmt.Sprintf("expected plateau %s GB/s", plain(exp)), class: cIdle, dashed: true,
+				ss = append(ss, series{name: fmt.Sprintf("expected plateau %s GB/s", plain(exp)), class: "c-ref", dashed: true,
 					pts: []point{{lo[0].x, exp}, {hi[len(hi)-1].x, exp}}})
 			}
 			title := fmt.Sprintf("%s: bus bandwidth vs message size (%s, run %d, %d ranks)", run.Collective, baseName(ib.Path), i+1, run.Ranks)
@@ -433,10 +489,11 @@ func writeFindings(p *page, r *model.Report, groups []*export.RuleGroup, o expor
 	if o.Full {
 		evLimit = -1
 	}
+	refs := findingRefs(r)
 	for _, g := range groups {
 		f := g.Worst
 		p.f("<section class=\"finding %s\" id=\"rule-%s\">\n<h3><span class=\"sev-%s\">[%s]</span> %s</h3>\n", f.Severity, esc(g.Rule), f.Severity, f.Severity, esc(f.Title))
-		p.f("<p>Rule %s, layer %s, confidence %s", code(g.Rule), esc(string(f.Layer)), esc(string(f.Confidence)))
+		p.f("<p>Rule %s (this finding: %s), layer %s, confidence %s", code(g.Rule), code(refs[f]), esc(string(f.Layer)), esc(string(f.Confidence)))
 		if len(g.Findings) > 1 {
 			p.f("; %d findings%s, the worst shown", len(g.Findings), export.ScopeOf(g))
 		}
@@ -463,6 +520,9 @@ func writeFindings(p *page, r *model.Report, groups []*export.RuleGroup, o expor
 				p.f("<li>%s: %s</li>\n", esc(export.EvidenceWhere(r, ev)), esc(ev.Note))
 			}
 			p.f("</ul>\n")
+			if o.Perfetto != "" {
+				p.f("%s", perfettoLink(o.Perfetto, refs[f]))
+			}
 		}
 		if f.Recommendation != "" {
 			p.f("<p><strong>How to fix:</strong> %s</p>\n", esc(f.Recommendation))
@@ -470,7 +530,7 @@ func writeFindings(p *page, r *model.Report, groups []*export.RuleGroup, o expor
 		if len(g.Findings) > 1 {
 			p.f("<details><summary>All %d findings of %s</summary>\n<ul>\n", len(g.Findings), esc(g.Rule))
 			for _, o := range g.Findings {
-				p.f("<li><span class=\"sev-%s\">%s</span> %s</li>\n", o.Severity, o.Severity, esc(o.Title))
+				p.f("<li><span class=\"sev-%s\">%s</span> %s %s</li>\n", o.Severity, o.Severity, code(refs[o]), esc(o.Title))
 			}
 			p.f("</ul>\n</details>\n")
 		}

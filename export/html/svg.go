@@ -23,6 +23,7 @@ const (
 	cMemory  = "c-memory"
 	cIdle    = "c-idle"
 	cOther   = "c-other"
+	cBetween = "c-between" // time between two steps
 )
 
 var causeClass = map[string]string{
@@ -61,11 +62,17 @@ func newSVG(w, h float64, label string) *svgb {
 	return s
 }
 
-func (s *svgb) rect(x, y, w, h float64, class, tip string) {
+// rect draws a data mark (class "mark": the browser test counts them).
+func (s *svgb) rect(x, y, w, h float64, class, tip string) { s.box("mark", x, y, w, h, class, tip) }
+
+// key draws a legend swatch (class "key": not data).
+func (s *svgb) key(x, y, w, h float64, class, tip string) { s.box("key", x, y, w, h, class, tip) }
+
+func (s *svgb) box(kind string, x, y, w, h float64, class, tip string) {
 	if w <= 0 || h <= 0 {
 		return
 	}
-	fmt.Fprintf(&s.b, `<rect class="mark %s" x="%s" y="%s" width="%s" height="%s">`, class, num(x), num(y), num(w), num(h))
+	fmt.Fprintf(&s.b, `<rect class="%s %s" x="%s" y="%s" width="%s" height="%s">`, kind, class, num(x), num(y), num(w), num(h))
 	if tip != "" {
 		fmt.Fprintf(&s.b, `<title>%s</title>`, esc(tip))
 	}
@@ -108,7 +115,7 @@ func hbars(title string, rows []hbar, maxV float64, legend []seg) string {
 	s := newSVG(w, h, title)
 	x := 0.0
 	for _, l := range legend {
-		s.rect(x, 6, 12, 12, l.class, l.label)
+		s.key(x, 6, 12, 12, l.class, l.label)
 		s.text(x+16, 16, "start", "legend", l.label)
 		x += 24 + 7.5*float64(len([]rune(l.label)))
 	}
@@ -226,7 +233,7 @@ func lineChart(title, xLabel, yLabel string, ss []series, logX bool, xFmt func(f
 			}
 		}
 		// Legend: the series name beside a sample of its line and marker.
-		fmt.Fprintf(&s.b, `<line class="mark line %s" x1="%s" y1="%s" x2="%s" y2="%s"%s/>`, sr.class, num(lx), num(top-12), num(lx+20), num(top-12), dash)
+		fmt.Fprintf(&s.b, `<line class="key line %s" x1="%s" y1="%s" x2="%s" y2="%s"%s/>`, sr.class, num(lx), num(top-12), num(lx+20), num(top-12), dash)
 		s.text(lx+24, top-8, "start", "legend", sr.name)
 		lx += 40 + 7*float64(len([]rune(sr.name)))
 	}

@@ -16,9 +16,12 @@
 //   - flow events ("s"/"f", category "launch") from each API call to the kernel
 //     or memory operation it issued (matched by correlation id within its
 //     scope);
-//   - counter ("C") events for sampled counters, on their device's process;
+//   - counter ("C") events for sampled counters, on their device's process,
+//     and for allocator totals (Kineto [memory]: "GPU memory (bytes)" /
+//     "CPU memory (bytes)", args allocated and reserved);
 //   - a "tracedx findings" process (sorted first) whose threads hold each
-//     finding's evidence windows as "X" slices (one lane per rule, more lanes
+//     finding's evidence windows as "X" slices named "RULE#N: title" (one
+//     lane per rule, more lanes
 //     when a rule's windows overlap), args carrying rule, ref (RULE#N),
 //     severity, title and message.
 //

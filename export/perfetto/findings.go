@@ -89,7 +89,9 @@ func (e *encoder) findingsMeta(pid int, fl findingLanes) {
 func (e *encoder) findings(pid int, fl findingLanes) {
 	for _, s := range fl.slices {
 		f := s.f
-		name := f.Rule
+		// The ref (RULE#N) leads the name so that a search for it in the
+		// viewer finds the slice; HTML reports link to it by this ref.
+		name := s.ref
 		if f.Title != "" {
 			name += ": " + f.Title
 		}

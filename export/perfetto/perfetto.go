@@ -2,6 +2,7 @@ package perfetto
 
 import (
 	"bufio"
+	"compress/gzip"
 	"io"
 	"math"
 	"sort"
@@ -29,6 +30,10 @@ type Options struct {
 	// that the microsecond doubles viewers parse keep nanosecond precision;
 	// the origin is recorded in otherData.time_origin_ns.
 	Absolute bool
+	// Gzip compresses the output (a .json.gz file, which ui.perfetto.dev
+	// and chrome://tracing open as they are); the bytes stay deterministic
+	// (no name, no time in the gzip header).
+	Gzip bool
 }
 
 // largeTime is where times stop fitting a double's 53-bit mantissa at
@@ -75,6 +80,15 @@ func Origin(set *model.TraceSet) int64 {
 
 // Write writes set as Chrome trace-event JSON to w.
 func Write(w io.Writer, set *model.TraceSet, opts Options) error {
+	if opts.Gzip {
+		zw := gzip.NewWriter(w)
+		opts.Gzip = false
+		if err := Write(zw, set, opts); err != nil {
+			zw.Close()
+			return err
+		}
+		return zw.Close()
+	}
 	e := &encoder{w: bufio.NewWriterSize(w, 1<<16), win: opts.Range}
 	if !opts.Absolute {
 		e.origin = Origin(set)
@@ -94,6 +108,7 @@ func Write(w io.Writer, set *model.TraceSet, opts Options) error {
 		e.apiCalls(t, tl)
 		e.ranges(t, tl)
 		e.counters(t, tl)
+		e.memory(t, tl)
 		if !opts.NoFlows {
 			e.flows(t, tl)
 		}
@@ -337,6 +352,7 @@ func layout(set *model.TraceSet) *setLayout {
 				use(r.Device, r.Stream)
 			}
 		}
+		memDevices(t, devs)
 		hostCounters := false
 		for _, c := range t.Counters {
 			if c.Device == model.NoDevice {
