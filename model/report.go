@@ -72,7 +72,9 @@ type Report struct {
 	ToolName    string
 	ToolVersion string
 	// Window names the breakdown definitions used: "trace" (whole trace) or "hta".
-	Window        string
+	Window string
+	// Job says how many ranks the job has and which were given.
+	Job           Job
 	Inputs        []Input
 	Devices       []DeviceSummary
 	Kernels       []KernelSummary

@@ -147,7 +147,7 @@ func Analyze(ctx context.Context, paths []string, opts Options) (*model.Report, 
 func AnalyzeSet(set *model.TraceSet, opts Options) *model.Report {
 	opts.defaults()
 	cfg := opts.Config
-	r := &model.Report{ToolName: version.Name, ToolVersion: version.Version, Window: opts.Window}
+	r := &model.Report{ToolName: version.Name, ToolVersion: version.Version, Window: opts.Window, Job: set.Job()}
 	for _, t := range set.Traces {
 		r.Inputs = append(r.Inputs, model.Input{Path: t.Path, Format: t.Format, Rank: t.Rank, Producer: t.Producer})
 		r.Warnings = append(r.Warnings, t.Warnings...)
