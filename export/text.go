@@ -28,6 +28,7 @@ func textOpts(w io.Writer, r *model.Report, o Options) error {
 	p := func(format string, args ...any) { fmt.Fprintf(bw, format, args...) }
 	e, wn, in := severityCounts(r)
 	p("%s %s — %d input(s), %d finding(s): %d error, %d warning, %d info\n", r.ToolName, r.ToolVersion, len(r.Inputs), len(r.Findings), e, wn, in)
+	writeJobText(p, r)
 	for i, input := range r.Inputs {
 		p("  %s  [%s, rank %s]", textSafe(input.Path), input.Format, rankLabel(input.Rank))
 		if input.Producer != "" {
@@ -65,6 +66,7 @@ func textOpts(w io.Writer, r *model.Report, o Options) error {
 		for _, f := range r.Findings {
 			p("  [%s] %s: %s\n", strings.ToUpper(f.Severity.String()), f.Rule, textSafe(f.Title))
 			p("      %s\n", textSafe(f.Message))
+			writeRankTableText(p, &f, "      ")
 			for i, ev := range f.Evidence {
 				if i == maxTextEvidence && !o.Full {
 					p("      … %d more evidence windows\n", len(f.Evidence)-maxTextEvidence)

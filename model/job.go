@@ -96,3 +96,20 @@ func RangesText(xs []int) string {
 	}
 	return strings.Join(parts, ", ")
 }
+
+// RankSummary is one row of the job table: one rank's GPU time, exposed
+// communication, arrival lateness and step time. Durations of -1 are unknown.
+type RankSummary struct {
+	Rank    int
+	Devices int
+	Span    Duration // summed over the rank's devices
+	Busy    Duration
+	Idle    Duration
+	// ExposedComm is communication no computation overlaps (-1 = no communication).
+	ExposedComm Duration
+	// Lateness is the mean arrival lateness at matched collectives (-1 = not measured).
+	Lateness Duration
+	// StepP50 is the median profiler step time (-1 = no steps); Steps counts them.
+	StepP50 Duration
+	Steps   int
+}

@@ -74,7 +74,9 @@ type Report struct {
 	// Window names the breakdown definitions used: "trace" (whole trace) or "hta".
 	Window string
 	// Job says how many ranks the job has and which were given.
-	Job           Job
+	Job Job
+	// RankTable is the job table, one row per rank (multi-rank reports only).
+	RankTable     []RankSummary
 	Inputs        []Input
 	Devices       []DeviceSummary
 	Kernels       []KernelSummary

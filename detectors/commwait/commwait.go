@@ -146,11 +146,21 @@ func rankPrefix(t *model.Trace) string {
 }
 
 // exposed reports communication not overlapped by computation, per device.
-func exposed(p *detectors.Pass, t *model.Trace) {
+// devExposure is one device's communication: the union of its
+// communication, the part no computation overlaps, and the GPU span.
+type devExposure struct {
+	dev        model.DeviceID
+	comm       model.Duration
+	exposed    []model.Interval
+	exposedLen model.Duration
+	span       model.Duration
+}
+
+// exposure measures exposed communication per device (nil without communication).
+func exposure(t *model.Trace) []devExposure {
 	ops := commOps(t)
 	if len(ops) == 0 {
-		p.NotMeasurable("%s: no communication kernels in the capture", t.Path)
-		return
+		return nil
 	}
 	classes := detectors.KernelClasses(t)
 	comp := map[model.DeviceID][]model.Interval{}
@@ -177,12 +187,35 @@ func exposed(p *detectors.Pass, t *model.Trace) {
 	for _, o := range ops {
 		comm[o.Device] = append(comm[o.Device], model.Interval{Start: o.Start, End: o.End})
 	}
-	warnPct := p.Param("exposed_warn_pct")
+	var out []devExposure
 	for _, dev := range sortedDevices(comm) {
 		cu := detectors.Union(comm[dev])
 		ex := detectors.Subtract(cu, detectors.Union(comp[dev]))
-		total, exT := detectors.Total(cu), detectors.Total(ex)
-		sp := span[dev].Len()
+		out = append(out, devExposure{dev: dev, comm: detectors.Total(cu), exposed: ex, exposedLen: detectors.Total(ex), span: span[dev].Len()})
+	}
+	return out
+}
+
+// ExposedComm returns the trace's exposed communication summed over its
+// devices; ok is false when the trace has no communication.
+func ExposedComm(t *model.Trace) (d model.Duration, ok bool) {
+	for _, e := range exposure(t) {
+		d += e.exposedLen
+		ok = true
+	}
+	return d, ok
+}
+
+// exposed reports communication not overlapped by computation, per device.
+func exposed(p *detectors.Pass, t *model.Trace) {
+	devs := exposure(t)
+	if len(devs) == 0 {
+		p.NotMeasurable("%s: no communication kernels in the capture", t.Path)
+		return
+	}
+	warnPct := p.Param("exposed_warn_pct")
+	for _, d := range devs {
+		dev, ex, total, exT, sp := d.dev, d.exposed, d.comm, d.exposedLen, d.span
 		if sp <= 0 || total <= 0 {
 			continue
 		}

@@ -106,9 +106,18 @@ func stragglers(p *detectors.Pass) {
 			Note: fmt.Sprintf("%s: mean lateness %s, last at %d/%d; latest here (%s, %s after the earliest rank)", rankName(r), l.Mean[r], l.Last[r], n, o.Op, worst)})
 	}
 	for r := range traces {
-		f.Metrics = append(f.Metrics, model.Metric{Name: fmt.Sprintf("rank%d_mean_lateness_ns", traces[r].Rank), Value: float64(l.Mean[r]), Unit: "ns"},
-			model.Metric{Name: fmt.Sprintf("rank%d_last_count", traces[r].Rank), Value: float64(l.Last[r]), Unit: "count"},
-			model.Metric{Name: fmt.Sprintf("rank%d_clock_offset_ns", traces[r].Rank), Value: float64(m.Offsets[r]), Unit: "ns"})
+		rk := traces[r].Rank
+		f.Metrics = append(f.Metrics, model.Metric{Name: model.RankMetricName(rk, "mean_lateness_ns"), Value: float64(l.Mean[r]), Unit: "ns"},
+			model.Metric{Name: model.RankMetricName(rk, "last_count"), Value: float64(l.Last[r]), Unit: "count", Num: float64(l.Last[r]), Den: float64(n)},
+			model.Metric{Name: model.RankMetricName(rk, "wait_caused_ns"), Value: float64(l.WaitCaused[r]), Unit: "ns"},
+			model.Metric{Name: model.RankMetricName(rk, "clock_offset_ns"), Value: float64(m.Offsets[r]), Unit: "ns"})
+		if rk != model.NoRank {
+			f.Ranks = append(f.Ranks, rk)
+		}
+	}
+	sort.Ints(f.Ranks)
+	if len(f.Ranks) != len(traces) {
+		f.Ranks = nil // ranks unknown or repeated: no per-rank table
 	}
 	p.Report(f)
 }

@@ -170,7 +170,8 @@ func AnalyzeSet(set *model.TraceSet, opts Options) *model.Report {
 	sum := <-sumDone
 	summary.Apply(r.Kernels, sum.Kernels)
 	r.Summary = sum.Summary
-	r.Findings = res.Findings
+	r.Findings = groupAcrossRanks(res.Findings, r.Job)
+	r.RankTable = rankTable(set, r)
 	r.NotMeasurable = dedupeNM(res.NotMeasurable)
 	for _, e := range res.Errors {
 		r.Warnings = append(r.Warnings, model.Warning{File: "", Position: "analysis", Message: e.Error()})
