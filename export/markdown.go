@@ -101,17 +101,23 @@ type RuleGroup struct {
 // FindingCost returns the time a finding costs (model.Finding.Cost).
 func FindingCost(f *model.Finding) model.Duration { return f.Cost() }
 
-// GroupFindings groups findings by rule and kind (model.Finding.Kind), worst
-// group first (severity, then cost).
+// GroupFindings groups findings by rule, worst group first (severity, then
+// cost). Findings already grouped across ranks (Ranks set) are grouped by
+// kind (model.Finding.Kind), so a job-level finding such as the straggler is
+// not folded under the same rule's per-rank finding.
 func GroupFindings(r *model.Report) []*RuleGroup {
 	by := map[string]*RuleGroup{}
 	var out []*RuleGroup
 	for i := range r.Findings {
 		f := &r.Findings[i]
-		g := by[f.Kind()]
+		key := f.Rule
+		if len(f.Ranks) > 0 {
+			key = f.Kind()
+		}
+		g := by[key]
 		if g == nil {
 			g = &RuleGroup{Rule: f.Rule, Worst: f}
-			by[f.Kind()] = g
+			by[key] = g
 			out = append(out, g)
 		}
 		g.Findings = append(g.Findings, f)

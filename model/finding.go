@@ -3,7 +3,6 @@ package model
 import (
 	"fmt"
 	"math"
-	"regexp"
 	"strings"
 )
 
@@ -160,15 +159,12 @@ func (f *Finding) Cost() Duration {
 	return d
 }
 
-var kindDigits = regexp.MustCompile(`[0-9][0-9.]*`)
-
 // Kind names the kind of finding within its rule: the rule and the first
-// metric's name (findings of one kind share their metrics), else the rule
-// and the title's wording without its numbers. Renderers and the cross-rank
-// grouping put findings of one kind together.
+// metric's name (findings of one kind share their metrics), else the rule.
+// Renderers and the cross-rank grouping put findings of one kind together.
 func (f *Finding) Kind() string {
 	if len(f.Metrics) > 0 {
 		return f.Rule + "\x00" + f.Metrics[0].Name
 	}
-	return f.Rule + "\x00" + kindDigits.ReplaceAllString(f.Title, "#")
+	return f.Rule
 }
