@@ -414,7 +414,7 @@ func writeBenchMarkdown(p func(string, ...any), r *model.Report, limit int) {
 			if run.ReportedAvgBusBW >= 0 {
 				avg = fmt.Sprintf("%.3f", run.ReportedAvgBusBW)
 			}
-			p("| %s | %d | %d | %s | %d | %s | %s |\n", mdText(run.Collective), run.Ranks, run.Nodes, mdText(run.GPU), len(run.Rows), peakBusBW(run), avg)
+			p("| %s | %s | %s | %s | %d | %s | %s |\n", mdText(run.Collective), benchRanks(run), countOrUnknown(run.Nodes), mdText(run.GPU), len(run.Rows), peakBusBW(run), avg)
 		}
 		p("\n")
 	}
