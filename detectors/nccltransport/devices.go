@@ -102,6 +102,17 @@ func devices(p *detectors.Pass, f *model.NCCLFacts, name string, ev []model.Evid
 
 // checkedNote says what an INFO log was checked for when nothing was found.
 func checkedNote(p *detectors.Pass, f *model.NCCLFacts, name string, ev []model.Evidence) {
+	if len(f.TransportUse) == 0 {
+		p.Report(model.Finding{
+			Severity:   model.SevInfo,
+			Title:      "NCCL INFO lines stop before any connection was set up",
+			Message:    fmt.Sprintf("%s: %d NCCL INFO lines (network %s) but no \"Channel ... via\" connection line: the log ends (or was cut) before NCCL connected its rings and trees, so the transports between GPUs and nodes could not be checked. Devices and interfaces were checked and look sound.", name, f.InfoLines, orDash(f.Network)),
+			Metrics:    []model.Metric{{Name: "info_lines", Value: float64(f.InfoLines), Unit: "count"}},
+			Evidence:   ev,
+			Confidence: model.Measured,
+		})
+		return
+	}
 	p.Report(model.Finding{
 		Severity:   model.SevInfo,
 		Title:      "NCCL transport setup: nothing wrong in the INFO lines",
