@@ -76,6 +76,14 @@ func (j Job) Describe() string {
 	return fmt.Sprintf("%d %s, world size unknown", n, unit)
 }
 
+// Short says "N of M ranks" without saying where M comes from.
+func (j Job) Short() string {
+	if j.WorldSize > 0 {
+		return fmt.Sprintf("%d of %d ranks", j.Given(), j.WorldSize)
+	}
+	return fmt.Sprintf("%d ranks", j.Given())
+}
+
 // RanksText lists the given ranks compactly: "0-7", "0, 3, 5-6".
 func (j Job) RanksText() string { return RangesText(j.Ranks) }
 

@@ -49,7 +49,8 @@ type Matching struct {
 // order within the stream. Clocks are aligned per rank on the median
 // difference of matched end times (a collective ends at about the same moment
 // on every rank); candidate matches whose aligned intervals do not overlap
-// are rejected, and the offsets re-estimated from the kept ones.
+// are rejected, and the offsets re-estimated from the kept ones. Ranks split
+// from one capture file share its clock and are not aligned.
 func Match(traces []*model.Trace) *Matching {
 	m := &Matching{Offsets: make([]model.Duration, len(traces))}
 	perRank := make([]map[matchKey][]commOp, len(traces))
@@ -99,7 +100,10 @@ func Match(traces []*model.Trace) *Matching {
 	if len(cands) == 0 {
 		return m
 	}
-	m.Offsets = endOffsets(cands, len(traces))
+	shared := sharedClock(traces)
+	if !shared {
+		m.Offsets = endOffsets(cands, len(traces))
+	}
 	var kept [][]commOp
 	for _, c := range cands {
 		if overlaps(c, m.Offsets) {
@@ -108,12 +112,24 @@ func Match(traces []*model.Trace) *Matching {
 			m.Rejected++
 		}
 	}
-	if len(kept) > 0 && m.Rejected > 0 {
+	if len(kept) > 0 && m.Rejected > 0 && !shared {
 		m.Offsets = endOffsets(kept, len(traces))
 	}
 	sort.SliceStable(kept, func(i, j int) bool { return minStart(kept[i], m.Offsets) < minStart(kept[j], m.Offsets) })
 	m.Matches = kept
 	return m
+}
+
+// sharedClock says whether the traces are processes of one capture file
+// (model.SplitRanks): one clock, nothing to align.
+func sharedClock(traces []*model.Trace) bool {
+	from := traces[0].Meta["split_from"]
+	for _, t := range traces {
+		if from == "" || t.Meta["split_from"] != from {
+			return false
+		}
+	}
+	return true
 }
 
 // pairBy pairs, per stream, the i-th collective of each bucket (named by

@@ -23,8 +23,13 @@ func stragglers(p *detectors.Pass) {
 	}
 	need := int(p.Param("min_matched"))
 	how := fmt.Sprintf("%d collectives matched across %s by process group, operation, size and %s", len(m.Matches), job.Describe(), m.By)
+	if sharedClock(traces) {
+		how += "; the ranks share one capture's clock"
+	} else {
+		how += "; clocks aligned per rank on the median difference of matched end times"
+	}
 	if m.Rejected > 0 {
-		how += fmt.Sprintf("; %d candidate matches rejected because their intervals do not overlap once the clocks are aligned", m.Rejected)
+		how += fmt.Sprintf("; %d candidate matches rejected because their intervals do not overlap once the clocks are aligned (a different operation, or a one-way transfer such as a small broadcast or send that completes into the peer's buffer without waiting for it: no arrival to compare)", m.Rejected)
 	}
 	if len(m.Matches) < need+1 {
 		p.NotMeasurable("stragglers: %s; need %d after the first (profiler-start skew) to compare arrivals", how, need)
@@ -67,8 +72,8 @@ func stragglers(p *detectors.Pass) {
 	f := model.Finding{
 		Severity:   sev,
 		Confidence: model.Inferred,
-		Title:      fmt.Sprintf("Straggler: %s arrives %s late on average at %d matched collectives (%s)", rankName(strag), meanLate, n, job.Describe()),
-		Message: fmt.Sprintf("%s; clocks aligned per rank on the median difference of matched end times. %s arrived last at %d of %d collectives, on average %s after the earliest rank (other ranks: %s); the other ranks spent %s in total waiting for it.%s%s",
+		Title:      fmt.Sprintf("Straggler: %s arrives %s late on average at %d matched collectives (%s)", rankName(strag), meanLate, n, job.Short()),
+		Message: fmt.Sprintf("%s. %s arrived last at %d of %d collectives, on average %s after the earliest rank (other ranks: %s); the other ranks spent %s in total waiting for it.%s%s",
 			how, rankName(strag), l.Last[strag], n, meanLate, meanOthers, l.WaitCaused[strag], firstNote, partial),
 		Recommendation: fmt.Sprintf("Look at %s's own timeline (kernel-gap, gil-stall findings): host-side work, data loading or a slower GPU make it late; balance work across ranks.", rankName(strag)),
 		Metrics: []model.Metric{

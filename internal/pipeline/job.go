@@ -9,6 +9,23 @@ import (
 	"github.com/tracedx/tracedx/model"
 )
 
+// splitRanks replaces each Nsight Systems capture that holds several
+// processes on their own GPUs by one trace per process (model.SplitRanks):
+// the ranks of one job.
+func splitRanks(traces []*model.Trace) []*model.Trace {
+	var out []*model.Trace
+	for _, t := range traces {
+		if t.Format == model.FormatNsys {
+			if parts := model.SplitRanks(t); parts != nil {
+				out = append(out, parts...)
+				continue
+			}
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
 // rankTable builds the job table: one row per rank of a multi-rank set.
 func rankTable(set *model.TraceSet, r *model.Report) []model.RankSummary {
 	if !set.Job().MultiRank() {

@@ -110,6 +110,7 @@ func Load(ctx context.Context, paths []string, opts Options) (*model.TraceSet, e
 			t.Path = StdinName
 		}
 	}
+	traces = splitRanks(traces)
 	set := model.NewTraceSet(traces)
 	checkRanks(set)
 	return set, nil

@@ -1,0 +1,175 @@
+package model
+
+import (
+	"fmt"
+	"sort"
+)
+
+// SplitRanks splits a capture that holds several processes, each driving its
+// own GPUs (one Nsight Systems export of a whole node: torchrun with one
+// process per GPU), into one trace per process: the ranks of one job, each
+// with its own devices, so that cross-rank rules run on them. Ranks follow
+// the processes' lowest device; the world size is the number of such
+// processes (inferred: the file may hold one node of a larger job). It
+// returns nil when the trace is not such a capture: a known rank, fewer than
+// two GPU processes, or processes sharing a GPU.
+//
+// Records are given to a process by their correlation scope (kernels,
+// copies, syncs, API calls: the process id), their thread (ranges, OS calls,
+// GIL, memory events) or their device (collectives, device counters);
+// host-wide counters go to every part. The parts share the string table and
+// the thread list; import warnings stay with the first part.
+func SplitRanks(t *Trace) []*Trace {
+	if t.Rank != NoRank || t.Bench != nil || t.JobLog != nil {
+		return nil
+	}
+	devOf := map[int32]map[DeviceID]bool{}
+	for i := range t.Kernels {
+		k := &t.Kernels[i]
+		if devOf[k.CorrScope] == nil {
+			devOf[k.CorrScope] = map[DeviceID]bool{}
+		}
+		devOf[k.CorrScope][k.Device] = true
+	}
+	if len(devOf) < 2 {
+		return nil
+	}
+	owner := map[DeviceID]int32{}
+	type proc struct {
+		pid   int32
+		first DeviceID
+	}
+	var procs []proc
+	for pid, devs := range devOf {
+		first := DeviceID(1 << 30)
+		for d := range devs {
+			if o, taken := owner[d]; taken && o != pid {
+				return nil // two processes on one GPU: not one rank per GPU
+			}
+			owner[d] = pid
+			first = min(first, d)
+		}
+		procs = append(procs, proc{pid, first})
+	}
+	sort.Slice(procs, func(i, j int) bool { return procs[i].first < procs[j].first })
+	rankOf := map[int32]int{}
+	parts := make([]*Trace, len(procs))
+	for r, p := range procs {
+		rankOf[p.pid] = r
+		q := &Trace{Path: fmt.Sprintf("%s#pid%d", t.Path, p.pid), Format: t.Format, Producer: t.Producer, Rank: r, WorldSize: len(procs),
+			Clock: t.Clock, Capture: t.Capture, Caps: t.Caps, Strings: t.Strings, Threads: t.Threads, CallChains: t.CallChains, Meta: map[string]string{}}
+		for k, v := range t.Meta {
+			q.Meta[k] = v
+		}
+		q.Meta["world_size_inferred"] = "processes of one Nsight Systems export"
+		q.Meta["split_from"] = t.Path
+		for _, d := range t.Devices {
+			if owner[d.ID] == p.pid {
+				q.Devices = append(q.Devices, d)
+			}
+		}
+		for _, pr := range t.Processes {
+			if pr.PID == int64(p.pid) {
+				q.Processes = append(q.Processes, pr)
+			}
+		}
+		parts[r] = q
+	}
+	parts[0].Warnings = t.Warnings
+	byScope := func(scope int32) *Trace {
+		if r, ok := rankOf[scope]; ok {
+			return parts[r]
+		}
+		return nil
+	}
+	byThread := func(th ThreadID) *Trace {
+		if th < 0 || int(th) >= len(t.Threads) {
+			return nil
+		}
+		return byScope(int32(t.Threads[th].PID))
+	}
+	byDevice := func(d DeviceID) *Trace {
+		if pid, ok := owner[d]; ok {
+			return byScope(pid)
+		}
+		return nil
+	}
+	for _, k := range t.Kernels {
+		byScope(k.CorrScope).Kernels = append(byScope(k.CorrScope).Kernels, k)
+	}
+	for _, m := range t.MemOps {
+		if q := byScope(m.CorrScope); q != nil {
+			q.MemOps = append(q.MemOps, m)
+		} else if q := byDevice(m.Device); q != nil {
+			q.MemOps = append(q.MemOps, m)
+		}
+	}
+	for _, a := range t.APICalls {
+		if q := byScope(a.CorrScope); q != nil {
+			q.APICalls = append(q.APICalls, a)
+		}
+	}
+	for _, s := range t.Syncs {
+		if q := byScope(s.CorrScope); q != nil {
+			q.Syncs = append(q.Syncs, s)
+		}
+	}
+	for _, r := range t.Ranges {
+		if q := byThread(r.Thread); q != nil {
+			q.Ranges = append(q.Ranges, r)
+		} else if q := byDevice(r.Device); q != nil {
+			q.Ranges = append(q.Ranges, r)
+		}
+	}
+	for _, o := range t.OSCalls {
+		if q := byThread(o.Thread); q != nil {
+			q.OSCalls = append(q.OSCalls, o)
+		}
+	}
+	for _, g := range t.GIL {
+		if q := byThread(g.Thread); q != nil {
+			q.GIL = append(q.GIL, g)
+		}
+	}
+	for _, m := range t.MemEvents {
+		if q := byDevice(m.Device); q != nil {
+			q.MemEvents = append(q.MemEvents, m)
+		} else if q := byThread(m.Thread); q != nil {
+			q.MemEvents = append(q.MemEvents, m)
+		}
+	}
+	for _, c := range t.Collectives {
+		if q := byDevice(c.Device); q != nil {
+			c.Rank = int32(q.Rank)
+			q.Collectives = append(q.Collectives, c)
+		}
+	}
+	splitCounters(t, parts, byDevice)
+	return parts
+}
+
+// splitCounters gives each part its devices' counter series and the
+// host-wide ones, renumbering the samples' series.
+func splitCounters(t *Trace, parts []*Trace, byDevice func(DeviceID) *Trace) {
+	index := make([]map[int32]int32, len(parts))
+	for i := range index {
+		index[i] = map[int32]int32{}
+	}
+	for si, c := range t.Counters {
+		for i, q := range parts {
+			if c.Device == NoDevice || byDevice(c.Device) == q {
+				index[i][int32(si)] = int32(len(q.Counters))
+				q.Counters = append(q.Counters, c)
+			}
+		}
+	}
+	for _, s := range t.Samples {
+		for i, q := range parts {
+			if ns, ok := index[i][s.Series]; ok {
+				c := s
+				c.Series = ns
+				q.Samples = append(q.Samples, c)
+			}
+		}
+	}
+}
