@@ -94,54 +94,24 @@ func SplitRanks(t *Trace) []*Trace {
 		}
 		return nil
 	}
-	for _, k := range t.Kernels {
-		byScope(k.CorrScope).Kernels = append(byScope(k.CorrScope).Kernels, k)
-	}
-	for _, m := range t.MemOps {
-		if q := byScope(m.CorrScope); q != nil {
-			q.MemOps = append(q.MemOps, m)
-		} else if q := byDevice(m.Device); q != nil {
-			q.MemOps = append(q.MemOps, m)
+	either := func(a, b *Trace) *Trace {
+		if a != nil {
+			return a
 		}
+		return b
 	}
-	for _, a := range t.APICalls {
-		if q := byScope(a.CorrScope); q != nil {
-			q.APICalls = append(q.APICalls, a)
-		}
-	}
-	for _, s := range t.Syncs {
-		if q := byScope(s.CorrScope); q != nil {
-			q.Syncs = append(q.Syncs, s)
-		}
-	}
-	for _, r := range t.Ranges {
-		if q := byThread(r.Thread); q != nil {
-			q.Ranges = append(q.Ranges, r)
-		} else if q := byDevice(r.Device); q != nil {
-			q.Ranges = append(q.Ranges, r)
-		}
-	}
-	for _, o := range t.OSCalls {
-		if q := byThread(o.Thread); q != nil {
-			q.OSCalls = append(q.OSCalls, o)
-		}
-	}
-	for _, g := range t.GIL {
-		if q := byThread(g.Thread); q != nil {
-			q.GIL = append(q.GIL, g)
-		}
-	}
-	for _, m := range t.MemEvents {
-		if q := byDevice(m.Device); q != nil {
-			q.MemEvents = append(q.MemEvents, m)
-		} else if q := byThread(m.Thread); q != nil {
-			q.MemEvents = append(q.MemEvents, m)
-		}
-	}
-	for _, c := range t.Collectives {
-		if q := byDevice(c.Device); q != nil {
-			c.Rank = int32(q.Rank)
-			q.Collectives = append(q.Collectives, c)
+	route(t.Kernels, func(k Kernel) *Trace { return byScope(k.CorrScope) }, func(q *Trace) *[]Kernel { return &q.Kernels })
+	route(t.MemOps, func(m MemOp) *Trace { return either(byScope(m.CorrScope), byDevice(m.Device)) }, func(q *Trace) *[]MemOp { return &q.MemOps })
+	route(t.APICalls, func(a APICall) *Trace { return byScope(a.CorrScope) }, func(q *Trace) *[]APICall { return &q.APICalls })
+	route(t.Syncs, func(s SyncEvent) *Trace { return byScope(s.CorrScope) }, func(q *Trace) *[]SyncEvent { return &q.Syncs })
+	route(t.Ranges, func(r Range) *Trace { return either(byThread(r.Thread), byDevice(r.Device)) }, func(q *Trace) *[]Range { return &q.Ranges })
+	route(t.OSCalls, func(o OSCall) *Trace { return byThread(o.Thread) }, func(q *Trace) *[]OSCall { return &q.OSCalls })
+	route(t.GIL, func(g GILInterval) *Trace { return byThread(g.Thread) }, func(q *Trace) *[]GILInterval { return &q.GIL })
+	route(t.MemEvents, func(m MemEvent) *Trace { return either(byDevice(m.Device), byThread(m.Thread)) }, func(q *Trace) *[]MemEvent { return &q.MemEvents })
+	route(t.Collectives, func(c Collective) *Trace { return byDevice(c.Device) }, func(q *Trace) *[]Collective { return &q.Collectives })
+	for _, q := range parts {
+		for i := range q.Collectives {
+			q.Collectives[i].Rank = int32(q.Rank)
 		}
 	}
 	splitCounters(t, parts, byDevice)
@@ -170,6 +140,16 @@ func splitCounters(t *Trace, parts []*Trace, byDevice func(DeviceID) *Trace) {
 				c.Series = ns
 				q.Samples = append(q.Samples, c)
 			}
+		}
+	}
+}
+
+// route appends each item to the table of the part it belongs to (none: dropped).
+func route[T any](items []T, part func(T) *Trace, table func(*Trace) *[]T) {
+	for _, it := range items {
+		if q := part(it); q != nil {
+			tab := table(q)
+			*tab = append(*tab, it)
 		}
 	}
 }
