@@ -115,7 +115,42 @@ func SplitRanks(t *Trace) []*Trace {
 		}
 	}
 	splitCounters(t, parts, byDevice)
+	for _, q := range parts {
+		keepDevices(t, q)
+	}
 	return parts
+}
+
+// keepDevices gives a part every device its records name: its own GPUs and
+// any other it touched (a context created on GPU 0 by another rank's process).
+func keepDevices(t *Trace, q *Trace) {
+	used := map[DeviceID]bool{}
+	for _, k := range q.Kernels {
+		used[k.Device] = true
+	}
+	for _, m := range q.MemOps {
+		used[m.Device] = true
+	}
+	for _, s := range q.Syncs {
+		used[s.Device] = true
+	}
+	for _, r := range q.Ranges {
+		if r.Thread == NoThread {
+			used[r.Device] = true
+		}
+	}
+	for _, m := range q.MemEvents {
+		used[m.Device] = true
+	}
+	for _, c := range q.Counters {
+		used[c.Device] = true
+	}
+	q.Devices = q.Devices[:0]
+	for _, d := range t.Devices {
+		if used[d.ID] {
+			q.Devices = append(q.Devices, d)
+		}
+	}
 }
 
 // splitCounters gives each part its devices' counter series and the

@@ -17,13 +17,14 @@ func TestSplitRanks(t *testing.T) {
 		tr.Collectives = append(tr.Collectives, Collective{Start: at, End: at + 10, Device: 1, Seq: -1, Bytes: -1})
 		tr.Samples = append(tr.Samples, CounterSample{Time: at, Series: 0}, CounterSample{Time: at, Series: 1})
 	}
-	tr.Ranges = []Range{{Start: 0, End: 5, Thread: 1}}
+	tr.Ranges = []Range{{Start: 0, End: 5, Thread: 1, Device: NoDevice}}
+	tr.Syncs = []SyncEvent{{Start: 1, End: 2, Device: 0, CorrScope: 200}} // rank 1 touches GPU 0
 	parts := SplitRanks(tr)
 	if len(parts) != 2 {
 		t.Fatalf("parts: %d", len(parts))
 	}
 	p0, p1 := parts[0], parts[1]
-	if p0.Rank != 0 || p1.Rank != 1 || p1.WorldSize != 2 || len(p1.Devices) != 1 || p1.Devices[0].ID != 1 {
+	if p0.Rank != 0 || p1.Rank != 1 || p1.WorldSize != 2 || len(p0.Devices) != 1 || len(p1.Devices) != 2 || len(p1.Syncs) != 1 {
 		t.Errorf("ranks/devices: %+v %+v", p0.Devices, p1.Devices)
 	}
 	if len(p0.Kernels) != 3 || len(p1.Kernels) != 3 || len(p1.APICalls) != 3 || len(p1.Collectives) != 3 || len(p0.Collectives) != 0 || len(p1.Ranges) != 1 {
