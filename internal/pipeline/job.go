@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"fmt"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -190,4 +191,53 @@ func mergeRanks(fs []model.Finding, idx []int, job model.Job) model.Finding {
 	}
 	g.Ranks = ranks
 	return g
+}
+
+// groupNotMeasurable folds not-measurable reasons that differ only by the
+// input they name into one line per rule and reason: "64 inputs (rank00.json
+// ... rank63.json): no GIL data ...".
+func groupNotMeasurable(nms []model.NotMeasurable, set *model.TraceSet) []model.NotMeasurable {
+	if len(set.Traces) < 2 {
+		return nms
+	}
+	type group struct {
+		first  int
+		inputs []string
+	}
+	groups := map[model.NotMeasurable]*group{}
+	var keys []model.NotMeasurable
+	var out []model.NotMeasurable
+	for i, n := range nms {
+		key, input, longest := n, "", ""
+		for _, t := range set.Traces { // the longest name found (rank1.json is in rank11.json)
+			for _, name := range []string{t.Path, filepath.Base(t.Path)} {
+				if len(name) > len(longest) && strings.Contains(n.Reason, name) {
+					longest, input = name, filepath.Base(t.Path)
+				}
+			}
+		}
+		if longest != "" {
+			key.Reason = strings.ReplaceAll(n.Reason, longest, "{input}")
+		}
+		if input == "" {
+			out = append(out, n)
+			continue
+		}
+		g := groups[key]
+		if g == nil {
+			g = &group{first: i}
+			groups[key] = g
+			keys = append(keys, key)
+		}
+		g.inputs = append(g.inputs, input)
+	}
+	for _, k := range keys {
+		g := groups[k]
+		what := g.inputs[0]
+		if len(g.inputs) > 1 {
+			what = fmt.Sprintf("%d inputs (%s ... %s)", len(g.inputs), g.inputs[0], g.inputs[len(g.inputs)-1])
+		}
+		out = append(out, model.NotMeasurable{Rule: k.Rule, Reason: strings.ReplaceAll(k.Reason, "{input}", what)})
+	}
+	return out
 }

@@ -186,3 +186,18 @@ func TestKinetoJobRoundTrip(t *testing.T) {
 		t.Errorf("want matching by sequence number and 4 of 4 ranks: %s / %s", f.Message, r.Job.Describe())
 	}
 }
+
+// TestNotMeasurableGrouped: one reason per rule, not one per rank.
+func TestNotMeasurableGrouped(t *testing.T) {
+	r := AnalyzeSet(model.NewTraceSet(genJob(12, 12, -1, 0)), Options{})
+	seen := map[string]int{}
+	for _, n := range r.NotMeasurable {
+		seen[n.Rule]++
+		if strings.Contains(n.Reason, "rank01.json") && !strings.Contains(n.Reason, "12 inputs (rank00.json ... rank11.json)") {
+			t.Errorf("not grouped: %s", n.Reason)
+		}
+	}
+	if seen["gil-stall"] != 1 {
+		t.Errorf("gil-stall reasons: %d, want 1: %+v", seen["gil-stall"], r.NotMeasurable)
+	}
+}

@@ -173,7 +173,7 @@ func AnalyzeSet(set *model.TraceSet, opts Options) *model.Report {
 	r.Summary = sum.Summary
 	r.Findings = groupAcrossRanks(res.Findings, r.Job)
 	r.RankTable = rankTable(set, r)
-	r.NotMeasurable = dedupeNM(res.NotMeasurable)
+	r.NotMeasurable = dedupeNM(groupNotMeasurable(res.NotMeasurable, set))
 	for _, e := range res.Errors {
 		r.Warnings = append(r.Warnings, model.Warning{File: "", Position: "analysis", Message: e.Error()})
 	}
