@@ -11,9 +11,7 @@ package commwait
 
 import (
 	"fmt"
-	"path/filepath"
 	"sort"
-	"strings"
 
 	"github.com/tracedx/tracedx/detectors"
 	"github.com/tracedx/tracedx/model"
@@ -77,19 +75,11 @@ Without communication kernels or collective records the rule is not measurable.
 }
 
 func run(p *detectors.Pass) error {
-	var unsized []string
 	for _, t := range p.Set.Traces {
 		exposed(p, t)
 		if !waiting(p, t) {
-			unsized = append(unsized, strings.TrimSpace(rankPrefix(t)+baseName(t.Path)))
+			p.NotMeasurable("slow collectives: %s: message sizes are not recorded and the capture has fewer than 5 profiler steps, so collectives of different sizes cannot be told apart (record_param_comms with collective args, PyTorch 2.2+, records sizes)", t.Path)
 		}
-	}
-	if len(unsized) > 0 {
-		what := unsized[0]
-		if len(unsized) > 1 {
-			what = fmt.Sprintf("%d inputs (%s ... %s)", len(unsized), unsized[0], unsized[len(unsized)-1])
-		}
-		p.NotMeasurable("slow collectives: %s: message sizes are not recorded and the capture has fewer than 5 profiler steps, so collectives of different sizes cannot be told apart (record_param_comms with collective args, PyTorch 2.2+, records sizes)", what)
 	}
 	if len(p.Set.Traces) > 1 {
 		stragglers(p)
@@ -386,5 +376,3 @@ func uniq(s []string) []string {
 	}
 	return out
 }
-
-func baseName(p string) string { return filepath.Base(p) }
