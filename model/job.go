@@ -35,9 +35,12 @@ func JobOf(traces []*Trace) Job {
 	var j Job
 	seen := map[int]bool{}
 	for _, t := range traces {
-		if t.Rank == NoRank {
+		switch {
+		case !t.IsTimeline():
+			// A job log or benchmark log states the world size but is not a rank.
+		case t.Rank == NoRank:
 			j.Unranked++
-		} else if !seen[t.Rank] {
+		case !seen[t.Rank]:
 			seen[t.Rank] = true
 			j.Ranks = append(j.Ranks, t.Rank)
 		}
@@ -52,6 +55,21 @@ func JobOf(traces []*Trace) Job {
 	}
 	sort.Ints(j.Ranks)
 	return j
+}
+
+// IsTimeline says whether the trace is one rank's timeline (not a job log or
+// a benchmark log).
+func (t *Trace) IsTimeline() bool { return t.Bench == nil && t.JobLog == nil }
+
+// Timelines returns the set's rank timelines, in order.
+func (ts *TraceSet) Timelines() []*Trace {
+	var out []*Trace
+	for _, t := range ts.Traces {
+		if t.IsTimeline() {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // Given returns how many ranks were given (ranked inputs plus unranked ones).

@@ -81,7 +81,7 @@ func run(p *detectors.Pass) error {
 			p.NotMeasurable("slow collectives: %s: message sizes are not recorded and the capture has fewer than 5 profiler steps, so collectives of different sizes cannot be told apart (record_param_comms with collective args, PyTorch 2.2+, records sizes)", t.Path)
 		}
 	}
-	if len(p.Set.Traces) > 1 {
+	if len(p.Set.Timelines()) > 1 {
 		stragglers(p)
 	} else {
 		p.NotMeasurable("stragglers: one trace only; give the traces of all ranks of the job together to compare arrival times")

@@ -12,7 +12,7 @@ import (
 // stragglers matches collectives across ranks and names the straggler, from
 // trustworthy matches only.
 func stragglers(p *detectors.Pass) {
-	traces := p.Set.Traces
+	traces := p.Set.Timelines()
 	job := p.Set.Job()
 	m := Match(traces)
 	rankName := func(r int) string {

@@ -32,13 +32,17 @@ func rankTable(set *model.TraceSet, r *model.Report) []model.RankSummary {
 	if !set.Job().MultiRank() {
 		return nil
 	}
+	traces := set.Timelines()
+	if len(traces) == 0 {
+		return nil
+	}
 	var lateness []model.Duration
-	if m := commwait.Match(set.Traces); len(m.Matches) >= 2 {
+	if m := commwait.Match(traces); len(m.Matches) >= 2 {
 		lateness = m.Arrivals().Mean
 	}
-	rows := make([]model.RankSummary, len(set.Traces))
+	rows := make([]model.RankSummary, len(traces))
 	index := map[int]int{}
-	for i, t := range set.Traces {
+	for i, t := range traces {
 		row := model.RankSummary{Rank: t.Rank, ExposedComm: -1, Lateness: -1, StepP50: -1}
 		if d, ok := commwait.ExposedComm(t); ok {
 			row.ExposedComm = d

@@ -201,3 +201,22 @@ func TestNotMeasurableGrouped(t *testing.T) {
 		t.Errorf("gil-stall reasons: %d, want 1: %+v", seen["gil-stall"], r.NotMeasurable)
 	}
 }
+
+// TestJobLogIsNotARank: a job log given with the traces states the world
+// size but is not counted as a rank.
+func TestJobLogIsNotARank(t *testing.T) {
+	traces := genJob(2, 0, 1, 300)
+	log := model.NewTrace("train.log", model.FormatJobLog)
+	log.JobLog = &model.JobLog{WorldSize: 16}
+	log.WorldSize = 16
+	r := AnalyzeSet(model.NewTraceSet(append(traces, log)), Options{})
+	if got := r.Job.Describe(); got != "2 of 16 ranks" {
+		t.Errorf("job %q", got)
+	}
+	if f := straggler(r); f == nil || !strings.Contains(f.Title, "2 of 16 ranks") {
+		t.Errorf("straggler over the two timelines: %+v", f)
+	}
+	if len(r.RankTable) != 2 {
+		t.Errorf("rank table: %+v", r.RankTable)
+	}
+}
