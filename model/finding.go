@@ -122,6 +122,26 @@ func (f *Finding) Metric(name string) (Metric, bool) {
 	return Metric{}, false
 }
 
+// SumOverRanks returns a metric summed over the ranks of a grouped finding
+// (its rank<R>_<name> metrics), or the metric itself for other findings.
+func (f *Finding) SumOverRanks(name string) (float64, bool) {
+	m, ok := f.Metric(name)
+	if !ok || len(f.Ranks) == 0 {
+		return m.Value, ok
+	}
+	var sum float64
+	found := false
+	for _, r := range f.Ranks {
+		if rm, ok := f.RankMetric(r, name); ok && !math.IsNaN(rm.Value) {
+			sum, found = sum+rm.Value, true
+		}
+	}
+	if !found {
+		return m.Value, true
+	}
+	return sum, true
+}
+
 // costMetrics name, in order of preference, the metric that says how much
 // time a finding costs.
 var costMetrics = []string{"gap_total_ns", "exposed_comm_ns", "wait_caused_ns", "wait_ns", "gpu_idle_overlap", "blocked_time", "stall_time", "copy_time"}
@@ -131,24 +151,9 @@ var costMetrics = []string{"gap_total_ns", "exposed_comm_ns", "wait_caused_ns", 
 // windows.
 func (f *Finding) Cost() Duration {
 	for _, name := range costMetrics {
-		m, ok := f.Metric(name)
-		if !ok || math.IsNaN(m.Value) {
-			continue
+		if v, ok := f.SumOverRanks(name); ok && !math.IsNaN(v) {
+			return Duration(v)
 		}
-		if len(f.Ranks) == 0 {
-			return Duration(m.Value)
-		}
-		var sum float64
-		found := false
-		for _, r := range f.Ranks {
-			if rm, ok := f.RankMetric(r, name); ok && !math.IsNaN(rm.Value) {
-				sum, found = sum+rm.Value, true
-			}
-		}
-		if !found {
-			return Duration(m.Value)
-		}
-		return Duration(sum)
 	}
 	var d Duration
 	for _, e := range f.Evidence {

@@ -13,6 +13,7 @@ import (
 	"github.com/tracedx/tracedx/internal/fixture"
 	"github.com/tracedx/tracedx/internal/kinetogen"
 	"github.com/tracedx/tracedx/model"
+	"github.com/tracedx/tracedx/policy"
 )
 
 // genJob builds n ranks of one job (world size world, 0 = unstated): 6
@@ -218,5 +219,32 @@ func TestJobLogIsNotARank(t *testing.T) {
 	}
 	if len(r.RankTable) != 2 {
 		t.Errorf("rank table: %+v", r.RankTable)
+	}
+}
+
+// TestGroupedFindingsKeepPerRankGates: policy metrics and the diff's kernel
+// gap total still see every rank of a grouped finding.
+func TestGroupedFindingsKeepPerRankGates(t *testing.T) {
+	r := AnalyzeSet(model.NewTraceSet(genJob(8, 8, 3, 200)), Options{})
+	var gaps, count int
+	var sum float64
+	for _, s := range policy.Metrics(r) {
+		switch s.Name {
+		case "finding.kernel-gap.gap_total_ns":
+			gaps++
+			sum += s.Value
+		case "finding.kernel-gap.count":
+			count = int(s.Value)
+		}
+	}
+	if gaps != 8 || count != 8 {
+		t.Errorf("per-rank gap samples %d, count %d; want 8 and 8", gaps, count)
+	}
+	for _, f := range r.Findings {
+		if f.Rule == "kernel-gap" {
+			if v, _ := f.SumOverRanks("gap_total_ns"); v != sum {
+				t.Errorf("SumOverRanks %v, policy samples sum %v", v, sum)
+			}
+		}
 	}
 }
