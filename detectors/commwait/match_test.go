@@ -62,6 +62,9 @@ func TestProfilerStartSkewIsNotStraggling(t *testing.T) {
 	if fs := find(res, "Straggler"); len(fs) != 0 {
 		t.Fatalf("profiler-start skew reported as straggling: %+v", fs[0])
 	}
+	if fs := find(res, "No straggler"); len(fs) != 1 || fs[0].Severity != model.SevInfo || fs[0].Evidence[0].Rank != 3 {
+		t.Errorf("want one info note on the first-collective skew (rank 3): %+v", res.Findings)
+	}
 	// With a real straggler, the first collective's skew is reported apart.
 	traces = rankSet(4, 1, 300, true)
 	res = runSet(t, traces)

@@ -58,7 +58,25 @@ func stragglers(p *detectors.Pass) {
 	}
 	meanOthers := model.Duration(int64(others) / int64(len(traces)-1))
 	if meanLate < model.Duration(p.Param("skew_info_us")*float64(model.Microsecond)) {
-		return // ranks arrive together: nothing to report
+		// Ranks arrive together; only a first-collective skew is worth a note.
+		if l.FirstLast >= 0 && l.First >= model.Duration(p.Param("skew_info_us")*float64(model.Microsecond)) {
+			o := m.Matches[0][l.FirstLast]
+			p.Report(model.Finding{
+				Severity:   model.SevInfo,
+				Confidence: model.Inferred,
+				Title:      fmt.Sprintf("No straggler: ranks arrive together except at the first collective after profiler start (%s apart)", l.First),
+				Message: fmt.Sprintf("%s. After the first, the latest rank is on average %s late (below %.0f µs). The first matched collective had an arrival spread of %s (%s last): the ranks' profilers started at different moments (profiler-start skew), which costs nothing outside the capture.",
+					how, meanLate, p.Param("skew_info_us"), l.First, rankName(l.FirstLast)),
+				Metrics: []model.Metric{
+					{Name: "first_collective_skew_ns", Value: float64(l.First), Unit: "ns"},
+					{Name: "matched_collectives", Value: float64(n), Unit: "count"},
+					{Name: "max_mean_lateness_ns", Value: float64(meanLate), Unit: "ns"},
+				},
+				Evidence: []model.Evidence{{Rank: traces[l.FirstLast].Rank, Device: o.Device, Stream: o.Stream, Thread: -1, Start: o.Start, End: o.End,
+					Note: fmt.Sprintf("first collective after profiler start: %s arrives %s after the earliest rank", rankName(l.FirstLast), l.First)}},
+			})
+		}
+		return
 	}
 	sev := model.SevInfo
 	if meanLate >= model.Duration(p.Param("skew_warn_us")*float64(model.Microsecond)) {
