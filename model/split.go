@@ -12,7 +12,8 @@ import (
 // the processes' lowest device; the world size is the number of such
 // processes (inferred: the file may hold one node of a larger job). It
 // returns nil when the trace is not such a capture: a known rank, fewer than
-// two GPU processes, or processes sharing a GPU.
+// two GPU processes, a GPU process without communication kernels (a
+// system-wide capture of unrelated programs), or processes sharing a GPU.
 //
 // Records are given to a process by their correlation scope (kernels,
 // copies, syncs, API calls: the process id), their thread (ranges, OS calls,
@@ -24,15 +25,25 @@ func SplitRanks(t *Trace) []*Trace {
 		return nil
 	}
 	devOf := map[int32]map[DeviceID]bool{}
+	comm := map[int32]bool{}
 	for i := range t.Kernels {
 		k := &t.Kernels[i]
 		if devOf[k.CorrScope] == nil {
 			devOf[k.CorrScope] = map[DeviceID]bool{}
+			comm[k.CorrScope] = IsCommKernelName(t.Str(k.Name))
 		}
 		devOf[k.CorrScope][k.Device] = true
+		if !comm[k.CorrScope] {
+			comm[k.CorrScope] = IsCommKernelName(t.Str(k.Name))
+		}
 	}
 	if len(devOf) < 2 {
 		return nil
+	}
+	for pid := range devOf {
+		if !comm[pid] {
+			return nil // a GPU process that never communicates: not a rank of one job
+		}
 	}
 	owner := map[DeviceID]int32{}
 	type proc struct {

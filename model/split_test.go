@@ -10,9 +10,10 @@ func TestSplitRanks(t *testing.T) {
 	tr.Processes = []Process{{PID: 100}, {PID: 200}}
 	tr.Threads = []Thread{{PID: 100, TID: 100}, {PID: 200, TID: 200}}
 	tr.Counters = []CounterSeries{{Device: NoDevice}, {Device: 1}}
+	nccl := tr.Intern("ncclDevKernel_AllReduce_Sum_f32_RING_LL")
 	for i := 0; i < 3; i++ {
 		at := Time(i * 1000)
-		tr.Kernels = append(tr.Kernels, Kernel{Start: at, End: at + 10, Device: 1, CorrScope: 200}, Kernel{Start: at, End: at + 10, Device: 0, CorrScope: 100})
+		tr.Kernels = append(tr.Kernels, Kernel{Start: at, End: at + 10, Device: 1, CorrScope: 200, Name: nccl}, Kernel{Start: at, End: at + 10, Device: 0, CorrScope: 100, Name: nccl})
 		tr.APICalls = append(tr.APICalls, APICall{Start: at, End: at + 1, Thread: 0, CorrScope: 100}, APICall{Start: at, End: at + 1, Thread: 1, CorrScope: 200})
 		tr.Collectives = append(tr.Collectives, Collective{Start: at, End: at + 10, Device: 1, Seq: -1, Bytes: -1})
 		tr.Samples = append(tr.Samples, CounterSample{Time: at, Series: 0}, CounterSample{Time: at, Series: 1})
@@ -36,8 +37,14 @@ func TestSplitRanks(t *testing.T) {
 	if j := JobOf(parts); j.Describe() != "2 of 2 ranks (world size inferred from the Nsight Systems processes)" {
 		t.Errorf("job: %q", j.Describe())
 	}
+	// A third GPU process that never communicates: unrelated programs.
+	other := *tr
+	other.Kernels = append(append([]Kernel(nil), tr.Kernels...), Kernel{Device: 2, CorrScope: 300, Name: tr.Intern("sgemm")})
+	if SplitRanks(&other) != nil {
+		t.Errorf("a non-communicating GPU process was taken for a rank")
+	}
 	// Two processes on one GPU: not ranks of their own GPUs.
-	tr.Kernels = append(tr.Kernels, Kernel{Device: 0, CorrScope: 200})
+	tr.Kernels = append(tr.Kernels, Kernel{Device: 0, CorrScope: 200, Name: nccl})
 	if SplitRanks(tr) != nil {
 		t.Errorf("processes sharing a GPU were split")
 	}
