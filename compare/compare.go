@@ -394,8 +394,8 @@ func gapQ(br, cr *model.Report) Quantity {
 			if r.Findings[i].Rule != kernelGapRule {
 				continue
 			}
-			if m, ok := r.Findings[i].Metric("gap_total_ns"); ok {
-				s += m.Value
+			if v, ok := r.Findings[i].SumOverRanks("gap_total_ns"); ok {
+				s += v // every rank of a finding grouped across ranks
 			}
 		}
 		return model.Duration(math.Round(s)), true

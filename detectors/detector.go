@@ -77,6 +77,9 @@ func (p *Pass) Param(name string) float64 {
 	return v
 }
 
+// Reported returns how many findings the pass has reported so far.
+func (p *Pass) Reported() int { return len(p.findings) }
+
 // Report adds a finding. Rule, layer and (when unset) confidence are filled in.
 func (p *Pass) Report(f model.Finding) {
 	f.Rule = p.Det.ID

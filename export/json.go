@@ -18,6 +18,7 @@ type (
 		SchemaVersion string              `json:"schema_version"`
 		Tool          jsonTool            `json:"tool"`
 		Window        string              `json:"window"`
+		Job           jsonJob             `json:"job"`
 		Inputs        []jsonInput         `json:"inputs"`
 		Devices       []jsonDevice        `json:"devices"`
 		Kernels       []jsonKernel        `json:"kernels"`
@@ -137,6 +138,7 @@ type (
 		Confidence     string             `json:"confidence"`
 		Metrics        map[string]float64 `json:"metrics"`
 		Evidence       []jsonEvidence     `json:"evidence"`
+		Ranks          []int              `json:"ranks,omitempty"`
 	}
 	jsonEvidence struct {
 		Rank     int     `json:"rank"`
@@ -219,6 +221,7 @@ func JSON(w io.Writer, r *model.Report) error {
 		SchemaVersion: SchemaVersion,
 		Tool:          jsonTool{Name: r.ToolName, Version: r.ToolVersion},
 		Window:        r.Window,
+		Job:           jobJSON(r),
 		Inputs:        []jsonInput{},
 		Devices:       []jsonDevice{},
 		Kernels:       []jsonKernel{},
@@ -261,7 +264,7 @@ func JSON(w io.Writer, r *model.Report) error {
 	orig := origins(r)
 	for _, f := range r.Findings {
 		jf := jsonFinding{Rule: f.Rule, Severity: f.Severity.String(), Layer: string(f.Layer), Title: f.Title, Message: f.Message,
-			Recommendation: f.Recommendation, Confidence: string(f.Confidence), Metrics: map[string]float64{}, Evidence: []jsonEvidence{}}
+			Recommendation: f.Recommendation, Confidence: string(f.Confidence), Metrics: map[string]float64{}, Evidence: []jsonEvidence{}, Ranks: f.Ranks}
 		for _, m := range f.Metrics {
 			jf.Metrics[m.Name] = finite(m.Value)
 		}

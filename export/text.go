@@ -28,6 +28,7 @@ func textOpts(w io.Writer, r *model.Report, o Options) error {
 	p := func(format string, args ...any) { fmt.Fprintf(bw, format, args...) }
 	e, wn, in := severityCounts(r)
 	p("%s %s — %d input(s), %d finding(s): %d error, %d warning, %d info\n", r.ToolName, r.ToolVersion, len(r.Inputs), len(r.Findings), e, wn, in)
+	writeJobText(p, r)
 	for i, input := range r.Inputs {
 		p("  %s  [%s, rank %s]", textSafe(input.Path), input.Format, rankLabel(input.Rank))
 		if input.Producer != "" {
@@ -65,6 +66,7 @@ func textOpts(w io.Writer, r *model.Report, o Options) error {
 		for _, f := range r.Findings {
 			p("  [%s] %s: %s\n", strings.ToUpper(f.Severity.String()), f.Rule, textSafe(f.Title))
 			p("      %s\n", textSafe(f.Message))
+			writeRankTableText(p, &f, "      ")
 			for i, ev := range f.Evidence {
 				if i == maxTextEvidence && !o.Full {
 					p("      … %d more evidence windows\n", len(f.Evidence)-maxTextEvidence)
@@ -106,7 +108,7 @@ func writeBenchText(p func(string, ...any), r *model.Report) {
 			p("  NCCL %s, network %s, transports %s\n", textSafe(orNone(b.NCCL.Version)), textSafe(orNone(b.NCCL.Network)), textSafe(orNone(strings.Join(b.NCCL.Transports, ", "))))
 		}
 		for _, run := range b.Runs {
-			p("  %-16s %3d ranks %2d nodes %-20s %3d sizes, peak busbw %s", textSafe(run.Collective), run.Ranks, run.Nodes, truncate(textSafe(run.GPU), 20), len(run.Rows), peakBusBW(run))
+			p("  %-16s %s ranks %s nodes %-20s %3d sizes, peak busbw %s", textSafe(run.Collective), benchRanks(run), countOrUnknown(run.Nodes), truncate(textSafe(run.GPU), 20), len(run.Rows), peakBusBW(run))
 			if run.ReportedAvgBusBW >= 0 {
 				p(", avg %.3f GB/s", run.ReportedAvgBusBW)
 			}
@@ -148,7 +150,7 @@ func orNone(s string) string {
 // peakBusBW formats a run's peak bus bandwidth; a single-rank run moves no
 // data between GPUs, so its busbw means nothing.
 func peakBusBW(run model.BenchRun) string {
-	if run.Ranks <= 1 {
+	if run.Ranks == 1 {
 		return "n/a (1 rank)"
 	}
 	peak := 0.0
@@ -156,4 +158,20 @@ func peakBusBW(run model.BenchRun) string {
 		peak = max(peak, row.OutOfPlace.BusBWGBps, row.InPlace.BusBWGBps)
 	}
 	return fmt.Sprintf("%.2f GB/s", peak)
+}
+
+// benchRanks writes a run's rank count: "?" when the log does not say,
+// "8 (inferred)" when derived from busbw/algbw or NCCL's init lines.
+func benchRanks(run model.BenchRun) string {
+	if run.RanksInferred && run.Ranks > 0 {
+		return fmt.Sprintf("%d (inferred)", run.Ranks)
+	}
+	return countOrUnknown(run.Ranks)
+}
+
+func countOrUnknown(n int) string {
+	if n <= 0 {
+		return "?"
+	}
+	return fmt.Sprint(n)
 }

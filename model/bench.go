@@ -150,8 +150,13 @@ type NCCLFacts struct {
 	// (no "via" lines) counts its channels, or its "NVLS Head" lines.
 	TransportUse []NCCLTransport
 	// NetDevices are the distinct "NET/IB : Using ..." / "NET/Socket : Using"
-	// device lists, prefixed by the transport ("IB: [0]mlx5_0:1/IB").
+	// device lists and "Bootstrap : Using" interfaces, prefixed by the
+	// transport ("IB: [0]mlx5_0:1/IB", "Socket: [0]eth0:10.0.0.1<0>",
+	// "Bootstrap: eth0:10.0.0.1<0>").
 	NetDevices []string
+	// HostNetDevices are the distinct NET device lists per host, as "host
+	// IB: [0]mlx5_0:1/IB" (lines whose prefix names the host).
+	HostNetDevices []string
 	// OFIProvider is aws-ofi-nccl's selected provider ("efa", "cxi").
 	OFIProvider string
 	// NoIBVerbs is true when NCCL said it failed to open libibverbs.

@@ -156,6 +156,9 @@ func dumpBench(p func(string, ...any), b *Bench) {
 	for _, tu := range n.TransportUse {
 		p("  transport %q conns=%d\n", tu.Name, tu.Conns)
 	}
+	for _, hd := range n.HostNetDevices {
+		p("  hostnet %q\n", hd)
+	}
 	for _, e := range n.Env {
 		p("  env %s\n", e)
 	}

@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"math"
 	"strings"
 )
 
@@ -104,7 +105,21 @@ type Finding struct {
 	Confidence     Confidence
 	Metrics        []Metric
 	Evidence       []Evidence
+	// Ranks lists, for a finding grouped across ranks, the ranks it fired
+	// on (ascending); its metrics then hold the worst rank's figures under
+	// their own names and every rank's as "rank<R>_<name>", and its evidence
+	// one item per rank. A job-level finding with per-rank figures (the
+	// straggler) lists every rank the same way. Nil for a finding of one rank.
+	Ranks []int
 }
+
+// RankMetric returns a grouped finding's metric for one rank.
+func (f *Finding) RankMetric(rank int, name string) (Metric, bool) {
+	return f.Metric(RankMetricName(rank, name))
+}
+
+// RankMetricName is the name of a grouped finding's per-rank metric.
+func RankMetricName(rank int, name string) string { return fmt.Sprintf("rank%d_%s", rank, name) }
 
 // Metric returns the metric with the given name.
 func (f *Finding) Metric(name string) (Metric, bool) {
@@ -114,4 +129,56 @@ func (f *Finding) Metric(name string) (Metric, bool) {
 		}
 	}
 	return Metric{}, false
+}
+
+// SumOverRanks returns a metric summed over the ranks of a grouped finding
+// (its rank<R>_<name> metrics), or the metric itself for other findings.
+func (f *Finding) SumOverRanks(name string) (float64, bool) {
+	m, ok := f.Metric(name)
+	if !ok || len(f.Ranks) == 0 {
+		return m.Value, ok
+	}
+	var sum float64
+	found := false
+	for _, r := range f.Ranks {
+		if rm, ok := f.RankMetric(r, name); ok && !math.IsNaN(rm.Value) {
+			sum, found = sum+rm.Value, true
+		}
+	}
+	if !found {
+		return m.Value, true
+	}
+	return sum, true
+}
+
+// costMetrics name, in order of preference, the metric that says how much
+// time a finding costs.
+var costMetrics = []string{"gap_total_ns", "exposed_comm_ns", "wait_caused_ns", "wait_ns", "gpu_idle_overlap", "blocked_time", "stall_time", "copy_time"}
+
+// Cost returns the time a finding costs: its preferred ns metric (summed
+// over the ranks of a grouped finding), else the length of its evidence
+// windows.
+func (f *Finding) Cost() Duration {
+	for _, name := range costMetrics {
+		if v, ok := f.SumOverRanks(name); ok && !math.IsNaN(v) {
+			return Duration(v)
+		}
+	}
+	var d Duration
+	for _, e := range f.Evidence {
+		if e.End > e.Start {
+			d += e.End.Sub(e.Start)
+		}
+	}
+	return d
+}
+
+// Kind names the kind of finding within its rule: the rule and the first
+// metric's name (findings of one kind share their metrics), else the rule.
+// Renderers and the cross-rank grouping put findings of one kind together.
+func (f *Finding) Kind() string {
+	if len(f.Metrics) > 0 {
+		return f.Rule + "\x00" + f.Metrics[0].Name
+	}
+	return f.Rule
 }

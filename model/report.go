@@ -72,7 +72,11 @@ type Report struct {
 	ToolName    string
 	ToolVersion string
 	// Window names the breakdown definitions used: "trace" (whole trace) or "hta".
-	Window        string
+	Window string
+	// Job says how many ranks the job has and which were given.
+	Job Job
+	// RankTable is the job table, one row per rank (multi-rank reports only).
+	RankTable     []RankSummary
 	Inputs        []Input
 	Devices       []DeviceSummary
 	Kernels       []KernelSummary

@@ -4,7 +4,9 @@ import "sort"
 
 // TraceSet groups the traces of one job: one trace per rank.
 type TraceSet struct {
-	Traces    []*Trace
+	Traces []*Trace
+	// WorldSize is the job's rank count when an input states it (0 = unknown;
+	// never guessed from the number of inputs).
 	WorldSize int
 	// Offsets[i] is added to Traces[i]'s times to place them on the set's
 	// common clock (0 when the traces share an epoch clock).
@@ -23,13 +25,9 @@ func NewTraceSet(traces []*Trace) *TraceSet {
 		return a.Path < b.Path
 	})
 	ts.Offsets = make([]Duration, len(ts.Traces))
-	for _, t := range ts.Traces {
-		if t.WorldSize > ts.WorldSize {
-			ts.WorldSize = t.WorldSize
-		}
-	}
-	if ts.WorldSize == 0 && len(ts.Traces) > 1 {
-		ts.WorldSize = len(ts.Traces)
-	}
+	ts.WorldSize = ts.Job().WorldSize
 	return ts
 }
+
+// Job returns the job the set's traces belong to.
+func (ts *TraceSet) Job() Job { return JobOf(ts.Traces) }

@@ -111,6 +111,10 @@ func Metrics(r *model.Report) []Sample {
 	}
 	count := map[string]int{}
 	for _, f := range r.Findings {
+		if m, grouped := f.Metric("ranks_affected"); grouped {
+			count[f.Rule] += int(m.Value) // one finding per rank, as before grouping
+			continue
+		}
 		count[f.Rule]++
 	}
 	rules := map[string]bool{}
@@ -134,6 +138,9 @@ func Metrics(r *model.Report) []Sample {
 	seq := map[string]int{}
 	for i := range r.Findings {
 		f := &r.Findings[i]
+		if len(f.Ranks) > 0 && perRankSamples(f, seq, addDev) {
+			continue
+		}
 		seq[f.Rule]++
 		sc := findingScope(f, seq[f.Rule])
 		dev := ""
@@ -195,6 +202,41 @@ func Metrics(r *model.Report) []Sample {
 	// Import warnings are always measurable.
 	add("warnings.count", "", float64(len(r.Warnings)))
 	return out
+}
+
+// perRankSamples gives a finding grouped across ranks (it has
+// ranks_affected) one set of samples per rank: its rank<R>_ metrics under
+// their plain names, scoped to the rank's evidence, as if the ranks' findings
+// had not been grouped, so gates keep seeing every rank. It returns false,
+// emitting nothing, for other findings (the job-level straggler) or when a
+// rank has no device evidence.
+func perRankSamples(f *model.Finding, seq map[string]int, add func(name, dev, scope string, v float64)) bool {
+	if _, grouped := f.Metric("ranks_affected"); !grouped {
+		return false
+	}
+	devs := make([]string, len(f.Ranks))
+	for k, rank := range f.Ranks {
+		for _, e := range f.Evidence {
+			if e.Rank == rank && e.Device != model.NoDevice {
+				devs[k] = DeviceScope(rank, e.Device)
+				break
+			}
+		}
+		if devs[k] == "" {
+			return false
+		}
+	}
+	for k, rank := range f.Ranks {
+		prefix := model.RankMetricName(rank, "")
+		seq[f.Rule]++
+		sc := fmt.Sprintf("%s #%d", devs[k], seq[f.Rule])
+		for _, m := range f.Metrics {
+			if strings.HasPrefix(m.Name, prefix) {
+				add("finding."+f.Rule+"."+metricKey(strings.TrimPrefix(m.Name, prefix)), devs[k], sc, m.Value)
+			}
+		}
+	}
+	return true
 }
 
 func findingScope(f *model.Finding, n int) string {

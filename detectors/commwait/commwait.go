@@ -11,9 +11,7 @@ package commwait
 
 import (
 	"fmt"
-	"math"
 	"sort"
-	"strings"
 
 	"github.com/tracedx/tracedx/detectors"
 	"github.com/tracedx/tracedx/model"
@@ -43,15 +41,22 @@ var Detector = &detectors.Detector{
 2. Waiting collectives, per device: collectives of the same operation and size
    normally take about the same time; one that takes more than slow_factor times
    the median of its group spent the extra time waiting for a peer (or for the
-   fabric). Their extra time is summed.
-3. Stragglers, across the ranks of a job (several trace files given together):
-   collectives are matched across ranks by process group, operation and order
-   (sequence numbers when the trace has them). Because a collective ends at about
-   the same moment on every rank, the ranks' clocks are aligned on the median
-   difference of matched end times; each rank's arrival lateness is then its
-   aligned start minus the earliest rank's. The rank that arrives last most
-   often, by the largest mean margin, is named the straggler, with the time the
-   other ranks spent waiting for it.
+   fabric). Only like is compared with like: the same (operation, size, group),
+   or, when sizes are not recorded, the same position within each profiler
+   step (needs 5 steps); otherwise this part is not measurable.
+3. Stragglers, across the ranks of a job (several trace files given together,
+   reported as "N of M ranks" when the world size is known): collectives are
+   matched across ranks by process group, operation and size, then by sequence
+   number (Kineto Seq / seq_num) when every collective of the stream has one,
+   else by position within the profiler step (ProfilerStep#N, by name), else by
+   order. Clocks are aligned per rank on the median difference of matched end
+   times (a collective ends at about the same moment on every rank). A match
+   whose aligned intervals do not overlap is rejected (counted in the
+   message): it pairs different operations. The first matched collective after
+   profiler start is reported apart (profiler-start skew) and left out. Each
+   rank's arrival lateness is its aligned start minus the earliest rank's;
+   the straggler is the rank the others waited for longest, with its mean
+   lateness, the number of matches and one evidence window per rank.
 
 Without communication kernels or collective records the rule is not measurable.
 
@@ -72,9 +77,11 @@ Without communication kernels or collective records the rule is not measurable.
 func run(p *detectors.Pass) error {
 	for _, t := range p.Set.Traces {
 		exposed(p, t)
-		waiting(p, t)
+		if !waiting(p, t) {
+			p.NotMeasurable("slow collectives: %s: message sizes are not recorded and the capture has fewer than 5 profiler steps, so collectives of different sizes cannot be told apart (record_param_comms with collective args, PyTorch 2.2+, records sizes)", t.Path)
+		}
 	}
-	if len(p.Set.Traces) > 1 {
+	if len(p.Set.Timelines()) > 1 {
 		stragglers(p)
 	} else {
 		p.NotMeasurable("stragglers: one trace only; give the traces of all ranks of the job together to compare arrival times")
@@ -129,11 +136,21 @@ func rankPrefix(t *model.Trace) string {
 }
 
 // exposed reports communication not overlapped by computation, per device.
-func exposed(p *detectors.Pass, t *model.Trace) {
+// devExposure is one device's communication: the union of its
+// communication, the part no computation overlaps, and the GPU span.
+type devExposure struct {
+	dev        model.DeviceID
+	comm       model.Duration
+	exposed    []model.Interval
+	exposedLen model.Duration
+	span       model.Duration
+}
+
+// exposure measures exposed communication per device (nil without communication).
+func exposure(t *model.Trace) []devExposure {
 	ops := commOps(t)
 	if len(ops) == 0 {
-		p.NotMeasurable("%s: no communication kernels in the capture", t.Path)
-		return
+		return nil
 	}
 	classes := detectors.KernelClasses(t)
 	comp := map[model.DeviceID][]model.Interval{}
@@ -160,12 +177,35 @@ func exposed(p *detectors.Pass, t *model.Trace) {
 	for _, o := range ops {
 		comm[o.Device] = append(comm[o.Device], model.Interval{Start: o.Start, End: o.End})
 	}
-	warnPct := p.Param("exposed_warn_pct")
+	var out []devExposure
 	for _, dev := range sortedDevices(comm) {
 		cu := detectors.Union(comm[dev])
 		ex := detectors.Subtract(cu, detectors.Union(comp[dev]))
-		total, exT := detectors.Total(cu), detectors.Total(ex)
-		sp := span[dev].Len()
+		out = append(out, devExposure{dev: dev, comm: detectors.Total(cu), exposed: ex, exposedLen: detectors.Total(ex), span: span[dev].Len()})
+	}
+	return out
+}
+
+// ExposedComm returns the trace's exposed communication summed over its
+// devices; ok is false when the trace has no communication.
+func ExposedComm(t *model.Trace) (d model.Duration, ok bool) {
+	for _, e := range exposure(t) {
+		d += e.exposedLen
+		ok = true
+	}
+	return d, ok
+}
+
+// exposed reports communication not overlapped by computation, per device.
+func exposed(p *detectors.Pass, t *model.Trace) {
+	devs := exposure(t)
+	if len(devs) == 0 {
+		p.NotMeasurable("%s: no communication kernels in the capture", t.Path)
+		return
+	}
+	warnPct := p.Param("exposed_warn_pct")
+	for _, d := range devs {
+		dev, ex, total, exT, sp := d.dev, d.exposed, d.comm, d.exposedLen, d.span
 		if sp <= 0 || total <= 0 {
 			continue
 		}
@@ -205,15 +245,47 @@ type groupKey struct {
 	op    model.CollOp
 	bytes int64
 	group string
+	pos   int // position within the step when the size is unknown (-1 otherwise)
 }
 
-// waiting reports collectives much slower than the median of their group.
-func waiting(p *detectors.Pass, t *model.Trace) {
+// waiting reports collectives much slower than the median of their group. It
+// returns false when no collective could be compared with like.
+func waiting(p *detectors.Pass, t *model.Trace) bool {
 	ops := commOps(t)
 	factor := p.Param("slow_factor")
+	// Like with like: collectives of one (operation, size); when the size is
+	// not recorded, the same position within each profiler step (the k-th
+	// all-reduce of step 5 is the same tensor as the k-th of step 6).
 	groups := map[groupKey][]int{}
+	starts, _ := stepRanges(t)
+	type posKey struct {
+		step int
+		dev  model.DeviceID
+		op   model.CollOp
+		grp  string
+	}
+	pos := map[posKey]int{}
+	unsized := 0
 	for i, o := range ops {
-		groups[groupKey{o.Device, o.Op, o.Bytes, o.Group}] = append(groups[groupKey{o.Device, o.Op, o.Bytes, o.Group}], i)
+		k := groupKey{o.Device, o.Op, o.Bytes, o.Group, -1}
+		if o.Bytes < 0 {
+			if len(starts) < 5 {
+				unsized++
+				continue
+			}
+			st := stepOf(starts, o.Start)
+			pk := posKey{st, o.Device, o.Op, o.Group}
+			k.pos = pos[pk]
+			pos[pk]++
+			if st < 0 {
+				unsized++
+				continue
+			}
+		}
+		groups[k] = append(groups[k], i)
+	}
+	if unsized > 0 && len(groups) == 0 {
+		return false
 	}
 	type slow struct {
 		i     int
@@ -240,7 +312,7 @@ func waiting(p *detectors.Pass, t *model.Trace) {
 		}
 	}
 	if len(slows) == 0 || total == 0 {
-		return
+		return true
 	}
 	sort.Slice(slows, func(a, b int) bool {
 		if slows[a].extra != slows[b].extra {
@@ -270,193 +342,7 @@ func waiting(p *detectors.Pass, t *model.Trace) {
 			Note: fmt.Sprintf("%s %s, %s above the median", o.Op, o.End.Sub(o.Start), slows[i].extra)})
 	}
 	p.Report(f)
-}
-
-// seqKey identifies a sequence of collectives that every rank runs in the same order.
-type seqKey struct {
-	group string
-	op    model.CollOp
-}
-
-// stragglers matches collectives across ranks and names the straggler.
-func stragglers(p *detectors.Pass) {
-	traces := p.Set.Traces
-	perRank := make([]map[seqKey][]commOp, len(traces))
-	for r, t := range traces {
-		perRank[r] = map[seqKey][]commOp{}
-		for _, o := range commOps(t) {
-			k := seqKey{o.Group, o.Op}
-			perRank[r][k] = append(perRank[r][k], o)
-		}
-		for k, list := range perRank[r] {
-			if hasSeq(list) {
-				sort.SliceStable(list, func(i, j int) bool { return list[i].Seq < list[j].Seq })
-				perRank[r][k] = list
-			}
-		}
-	}
-	// Match the i-th collective of each sequence across all ranks that run it.
-	type match struct {
-		ops []commOp // one per rank (index = position in traces)
-	}
-	var matches []match
-	var mismatched []string
-	keys := map[seqKey]bool{}
-	for _, m := range perRank {
-		for k := range m {
-			keys[k] = true
-		}
-	}
-	sortedKeys := make([]seqKey, 0, len(keys))
-	for k := range keys {
-		sortedKeys = append(sortedKeys, k)
-	}
-	sort.Slice(sortedKeys, func(i, j int) bool {
-		if sortedKeys[i].group != sortedKeys[j].group {
-			return sortedKeys[i].group < sortedKeys[j].group
-		}
-		return sortedKeys[i].op < sortedKeys[j].op
-	})
-	for _, k := range sortedKeys {
-		n := -1
-		for r := range traces {
-			c := len(perRank[r][k])
-			if c == 0 {
-				n = 0
-				break
-			}
-			if n < 0 || c < n {
-				n = c
-			}
-			if c != len(perRank[0][k]) {
-				mismatched = append(mismatched, fmt.Sprintf("%s on group %q: %d vs %d", k.op, k.group, len(perRank[0][k]), c))
-			}
-		}
-		for i := 0; i < n; i++ {
-			m := match{ops: make([]commOp, len(traces))}
-			for r := range traces {
-				m.ops[r] = perRank[r][k][i]
-			}
-			matches = append(matches, m)
-		}
-	}
-	if len(matches) < int(p.Param("min_matched")) {
-		p.NotMeasurable("stragglers: only %d collectives could be matched across the %d ranks (need %.0f)", len(matches), len(traces), p.Param("min_matched"))
-		return
-	}
-	// Clock offsets: median difference of matched end times against the first rank.
-	offsets := make([]model.Duration, len(traces))
-	for r := 1; r < len(traces); r++ {
-		d := make([]float64, len(matches))
-		for i, m := range matches {
-			d[i] = float64(m.ops[r].End - m.ops[0].End)
-		}
-		offsets[r] = model.Duration(median(d))
-	}
-	late := make([]model.Duration, len(traces))       // summed lateness
-	lastCount := make([]int, len(traces))             // times the rank arrived last
-	waitCaused := make([]model.Duration, len(traces)) // waiting of others when the rank was last
-	type worst struct {
-		m      int
-		margin model.Duration
-	}
-	var worstOf []worst
-	for mi, m := range matches {
-		arr := make([]model.Time, len(traces))
-		first, last := model.Time(math.MaxInt64), model.Time(math.MinInt64)
-		lastRank := 0
-		for r := range traces {
-			arr[r] = m.ops[r].Start - model.Time(offsets[r])
-			first = min(first, arr[r])
-			if arr[r] > last {
-				last, lastRank = arr[r], r
-			}
-		}
-		for r := range traces {
-			late[r] += model.Duration(arr[r] - first)
-		}
-		lastCount[lastRank]++
-		for r := range traces {
-			waitCaused[lastRank] += model.Duration(last - arr[r])
-		}
-		worstOf = append(worstOf, worst{mi, model.Duration(last - first)})
-	}
-	strag := 0
-	for r := range traces {
-		if late[r] > late[strag] || (late[r] == late[strag] && lastCount[r] > lastCount[strag]) {
-			strag = r
-		}
-	}
-	n := len(matches)
-	meanLate := model.Duration(int64(late[strag]) / int64(n))
-	var others model.Duration
-	for r := range traces {
-		if r != strag {
-			others += late[r]
-		}
-	}
-	meanOthers := model.Duration(0)
-	if len(traces) > 1 {
-		meanOthers = model.Duration(int64(others) / int64(n*(len(traces)-1)))
-	}
-	if meanLate < model.Duration(p.Param("skew_info_us")*float64(model.Microsecond)) {
-		return // ranks arrive together: nothing to report
-	}
-	sev := model.SevInfo
-	if meanLate >= model.Duration(p.Param("skew_warn_us")*float64(model.Microsecond)) {
-		sev = model.SevWarning
-	}
-	st := traces[strag]
-	rankName := func(r int) string {
-		if traces[r].Rank >= 0 {
-			return fmt.Sprintf("rank %d", traces[r].Rank)
-		}
-		return traces[r].Path
-	}
-	var lines []string
-	for r := range traces {
-		lines = append(lines, fmt.Sprintf("%s mean lateness %s, last %d/%d", rankName(r), model.Duration(int64(late[r])/int64(n)), lastCount[r], n))
-	}
-	f := model.Finding{
-		Severity:   sev,
-		Confidence: model.Inferred,
-		Title:      fmt.Sprintf("Straggler: %s arrives %s late on average at %d matched collectives", rankName(strag), meanLate, n),
-		Message: fmt.Sprintf("Across %d ranks, %d collectives were matched by process group, operation and order and the clocks aligned on their end times. %s arrived last at %d of %d collectives, on average %s after the earliest rank (other ranks: %s); the other ranks spent %s in total waiting for it. Per rank: %s.",
-			len(traces), n, rankName(strag), lastCount[strag], n, meanLate, meanOthers, waitCaused[strag], strings.Join(lines, "; ")),
-		Recommendation: fmt.Sprintf("Look at %s's own timeline (kernel-gap, gil-stall findings): host-side work, data loading or a slower GPU make it late; balance work across ranks.", rankName(strag)),
-		Metrics: []model.Metric{
-			{Name: "straggler_rank", Value: float64(st.Rank), Unit: "rank"},
-			{Name: "matched_collectives", Value: float64(n), Unit: "count"},
-			{Name: "straggler_mean_lateness_ns", Value: float64(meanLate), Unit: "ns"},
-			{Name: "others_mean_lateness_ns", Value: float64(meanOthers), Unit: "ns"},
-			{Name: "straggler_last_count", Value: float64(lastCount[strag]), Unit: "count", Num: float64(lastCount[strag]), Den: float64(n)},
-			{Name: "wait_caused_ns", Value: float64(waitCaused[strag]), Unit: "ns"},
-		},
-	}
-	if len(mismatched) > 0 {
-		sort.Strings(mismatched)
-		f.Message += fmt.Sprintf(" Collective counts differ between ranks (%s); only the common prefix was compared.", strings.Join(uniq(mismatched), "; "))
-	}
-	sort.SliceStable(worstOf, func(i, j int) bool { return worstOf[i].margin > worstOf[j].margin })
-	for i := 0; i < len(worstOf) && i < 5; i++ {
-		o := matches[worstOf[i].m].ops[strag]
-		f.Evidence = append(f.Evidence, model.Evidence{Rank: st.Rank, Device: o.Device, Stream: o.Stream, Thread: -1, Start: o.Start, End: o.End,
-			Note: fmt.Sprintf("%s: arrival spread across ranks %s", o.Op, worstOf[i].margin)})
-	}
-	for r := range traces {
-		f.Metrics = append(f.Metrics, model.Metric{Name: fmt.Sprintf("rank%d_mean_lateness_ns", traces[r].Rank), Value: float64(int64(late[r]) / int64(n)), Unit: "ns"},
-			model.Metric{Name: fmt.Sprintf("rank%d_clock_offset_ns", traces[r].Rank), Value: float64(offsets[r]), Unit: "ns"})
-	}
-	p.Report(f)
-}
-
-func hasSeq(list []commOp) bool {
-	for _, o := range list {
-		if o.Seq < 0 {
-			return false
-		}
-	}
-	return len(list) > 0
+	return true
 }
 
 func sortedDevices(m map[model.DeviceID][]model.Interval) []model.DeviceID {

@@ -74,10 +74,11 @@ func TestFindsPlantedStraggler(t *testing.T) {
 	if m, _ := f.Metric("straggler_mean_lateness_ns"); m.Value != 500e3 {
 		t.Errorf("mean lateness %v, want 500 µs", m.Value)
 	}
-	if m, _ := f.Metric("straggler_last_count"); m.Value != 20 {
-		t.Errorf("last count %v, want 20", m.Value)
+	// The first collective is profiler-start skew and is left out: 19 counted.
+	if m, _ := f.Metric("straggler_last_count"); m.Value != 19 {
+		t.Errorf("last count %v, want 19", m.Value)
 	}
-	if m, _ := f.Metric("wait_caused_ns"); m.Value != 3*20*500e3 {
+	if m, _ := f.Metric("wait_caused_ns"); m.Value != 3*19*500e3 {
 		t.Errorf("wait caused %v", m.Value)
 	}
 	if m, _ := f.Metric("rank3_clock_offset_ns"); m.Value != 9000e3 {

@@ -39,7 +39,16 @@ Slingshot): on one node it is the GPU-to-GPU link; across nodes it is
 min(link, NIC per GPU x GPUs per node) for ring collectives (each node sends
 busbw through its NICs), NIC x (n-1)/(n-G) for alltoall and the NIC rate for
 sendrecv. When the log has no NCCL_DEBUG lines the network is assumed from the
-GPU platform and the finding says so (confidence "estimated").
+GPU platform and the finding says so (confidence "estimated"); HPE Cray EX host
+names (x3006c0s1b1n0) mean Slingshot, judged against 2 NICs per node (the lower
+of 2-4 on Cray EX nodes).
+
+TCP-socket fallback: across nodes, a small-message latency of 30 us or more with
+a busbw ceiling at or below 12.5 GB/s (what TCP gets out of one 100-200 Gb/s
+NIC), and no RDMA network in the log, is named as NCCL's socket transport; when
+the sweep stops before the plateau, a NET/Socket line or a libibverbs warning
+must back it. Fix: make NCCL use RDMA (rdma-core/libibverbs and /dev/infiniband
+in the container, NCCL_IB_HCA, or the aws-ofi-nccl plugin for EFA/Slingshot).
 
 Also reported: dips (busbw falling by dip_ratio between neighbouring sizes and
 recovering later, or collapsing at the largest sizes), a median in-place vs
@@ -107,6 +116,10 @@ func ExpectedFor(t Table, r *model.BenchRun, facts *model.NCCLFacts) (Expected, 
 	if facts != nil {
 		network, ofi = facts.Network, facts.OFIProvider
 	}
+	cray := network == "" && ofi == "" && slingshotHosts(r.Hosts)
+	if cray {
+		ofi = "cxi" // HPE Cray EX machines run Slingshot
+	}
 	key, assumed := t.nicFor(r.GPU, network, ofi, g)
 	nic, ok := t.Links[key]
 	if !ok {
@@ -129,6 +142,15 @@ func ExpectedFor(t Table, r *model.BenchRun, facts *model.NCCLFacts) (Expected, 
 	if hasIntra && perNode > 1 && intraGBps < gbps {
 		gbps = intraGBps
 		basis = intra.Name + " (the node's internal link is the tighter bound)"
+	}
+	if cray && r.Collective != "sendrecv" && gbps > 2*nic.GBps {
+		// Cray EX nodes carry 2 (Polaris) to 4 (Perlmutter) Slingshot NICs
+		// for 4 GPUs; the log cannot tell which: judge against the lower.
+		gbps = 2 * nic.GBps
+		basis = fmt.Sprintf("%s x 2 NICs per node (the lower of 2-4 NICs on Cray EX nodes)", nic.Name)
+	}
+	if cray {
+		basis += "; Slingshot inferred from HPE Cray EX host names"
 	}
 	if assumed {
 		basis += "; network not in the log, assumed from the GPU platform"
@@ -238,6 +260,7 @@ func run(p *detectors.Pass) error {
 			dips(p, r, pts, dipRatio, dipMin, where, ev)
 			gaps(p, r, dipMin, gapRatio, where, ev)
 			latency(p, r, smallBytes, latIntra, latInter, where, ev)
+			tcpFallback(p, r, &t.Bench.NCCL, smallBytes, plateau, largest >= plateauMin, where, ev)
 		}
 	}
 	if judged == 0 {
@@ -408,18 +431,7 @@ func gaps(p *detectors.Pass, r *model.BenchRun, minSize int64, ratio float64, wh
 }
 
 func latency(p *detectors.Pass, r *model.BenchRun, small int64, intra, inter float64, where string, ev []model.Evidence) {
-	best := -1.0
-	var at int64
-	for _, row := range r.Rows {
-		if row.SizeBytes > small || row.SizeBytes == 0 {
-			continue
-		}
-		for _, h := range []model.BenchResult{row.OutOfPlace, row.InPlace} {
-			if h.Present && h.TimeUS > 0 && (best < 0 || h.TimeUS < best) {
-				best, at = h.TimeUS, row.SizeBytes
-			}
-		}
-	}
+	best, at := smallLatency(r, small)
 	if best < 0 || r.Nodes == 0 {
 		return
 	}

@@ -89,8 +89,19 @@ func run(p *detectors.Pass) error {
 					Evidence:       evi(where),
 				})
 			}
-			if r.Truncated && !failedRun[i] {
-				truncated(p, r, b, name, where, evi(where))
+			switch {
+			case !r.Truncated || failedRun[i]:
+			case len(b.Failures) == 0 && len(r.Rows) > 0:
+				// Rows but no footer, and no failure, abort or timeout line
+				// anywhere: an excerpt cut out of a longer log (issue
+				// threads), not a failed run.
+				incomplete(p, r, name, where, evi(where))
+			case len(b.Failures) == 0:
+				// No table at all and no failure line: initialisation hung
+				// or the log was cut; without a failure line it is not an error.
+				truncated(p, r, b, name, where, model.SevWarning, evi(where))
+			default:
+				truncated(p, r, b, name, where, model.SevError, evi(where))
 			}
 		}
 		failures(p, b, name, warnEx, evi)
@@ -157,7 +168,28 @@ func wrongData(p *detectors.Pass, r *model.BenchRun, name, where string, ev []mo
 	})
 }
 
-func truncated(p *detectors.Pass, r *model.BenchRun, b *model.Bench, name, where string, ev []model.Evidence) {
+// incomplete notes a run whose table stops without its footer in a log with
+// no failure line: the log is an excerpt (or was cut), which says nothing
+// about the run itself.
+func incomplete(p *detectors.Pass, r *model.BenchRun, name, where string, ev []model.Evidence) {
+	what := "ends inside the run's header"
+	if len(r.Rows) > 0 {
+		what = fmt.Sprintf("ends after %d table rows (last size %d bytes) without the footer", len(r.Rows), lastSize(r))
+	} else if r.TableHeader {
+		what = "ends after the table header"
+	}
+	p.Report(model.Finding{
+		Severity:       model.SevInfo,
+		Confidence:     model.Inferred,
+		Title:          "nccl-tests log is incomplete (an excerpt), not a failed run",
+		Message:        fmt.Sprintf("%s %s: the log %s and holds no failure, abort or timeout line, so it reads as an excerpt cut out of a longer log; the rows it has are analysed as they are.", name, where, what),
+		Recommendation: "Attach the whole log to judge whether the run finished; a real hang shows a timeout (nccl-tests -T) or a launcher abort.",
+		Metrics:        []model.Metric{{Name: "rows", Value: float64(len(r.Rows)), Unit: "count"}, {Name: "last_size", Value: float64(lastSize(r)), Unit: "bytes"}},
+		Evidence:       ev,
+	})
+}
+
+func truncated(p *detectors.Pass, r *model.BenchRun, b *model.Bench, name, where string, sev model.Severity, ev []model.Evidence) {
 	var msg string
 	switch {
 	case len(r.Rows) > 0:
@@ -176,7 +208,7 @@ func truncated(p *detectors.Pass, r *model.BenchRun, b *model.Bench, name, where
 		}
 	}
 	p.Report(model.Finding{
-		Severity:       model.SevError,
+		Severity:       sev,
 		Title:          "nccl-tests run did not finish",
 		Message:        msg,
 		Recommendation: "Re-run with NCCL_DEBUG=INFO and nccl-tests -T <seconds> to turn a hang into a reported timeout; check the last INFO phase (Init COMPLETE, Connected all rings).",

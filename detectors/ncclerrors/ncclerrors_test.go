@@ -109,3 +109,23 @@ func TestPlanted(t *testing.T) {
 		}
 	}
 }
+
+// TestExcerptIsIncompleteNotFailed: a log cut out of an issue thread that
+// ends mid-table, with no failure line, is an incomplete log (info), not a
+// failed run.
+func TestExcerptIsIncompleteNotFailed(t *testing.T) {
+	excerpt := "# Collective test starting: all_reduce_perf\n" + header + `     1048576        262144     float     sum      -1    20.00   52.43   52.43       0    20.00   52.43   52.43       0
+     2097152        524288     float     sum      -1    30.00   69.91   69.91       0    30.00   69.91   69.91       0
+`
+	res := analyze(t, excerpt)
+	var got []string
+	for _, f := range res.Findings {
+		got = append(got, f.Severity.String()+": "+f.Title)
+		if f.Severity == model.SevError {
+			t.Errorf("excerpt reported as an error: %s", f.Title)
+		}
+	}
+	if !strings.Contains(strings.Join(got, "\n"), "incomplete") {
+		t.Errorf("want an incomplete-log note, got %v", got)
+	}
+}

@@ -37,9 +37,14 @@ summary ("16 coll channels, 0 collnet channels, 0 nvls channels, ...") and flags
 - NVLS or CollNet unused where available: NVLS multicast available but 0 NVLS
   channels, NVLS unavailable on an NVSwitch system, CollNet requested but not
   connected; without INFO lines, an 8-GPU H100/H200/B200 all_reduce whose plateau
-  stays at the ring level (inferred).
+  stays at the ring level (inferred);
+- different HCAs on different hosts (the union of the "NET/IB : Using" devices
+  of each host's processes differs between hosts);
+- a virtual or loopback interface (lo, virbr, docker, br-, veth, cni, tun)
+  chosen for bootstrap ("Bootstrap : Using") or socket traffic.
 
-A log without NCCL_DEBUG=INFO lines makes most of this not measurable.
+An INFO log where none of these shows gets one info finding saying what was
+checked. A log without NCCL_DEBUG=INFO lines makes most of this not measurable.
 
 ## How to fix
 - Socket fallback: install/expose the RDMA stack in the container (libibverbs,
@@ -48,6 +53,8 @@ A log without NCCL_DEBUG=INFO lines makes most of this not measurable.
 - SHM instead of P2P: run containers with --ipc=host (or a large /dev/shm) and
   --cap-add SYS_PTRACE where CUMEM needs it, unset NCCL_P2P_DISABLE, raise
   NCCL_P2P_LEVEL, and disable PCIe ACS / set IOMMU passthrough on bare metal.
+- Different HCAs per host: the same NCCL_IB_HCA everywhere, check ibstat.
+- Virtual interface: NCCL_SOCKET_IFNAME (and GLOO_SOCKET_IFNAME) = the real one.
 - GPUDirect RDMA: load nvidia-peermem (or use DMA-BUF, NCCL_DMABUF_ENABLE=1),
   check NCCL_NET_GDR_LEVEL and that GPU and NIC share a PCIe switch.
 - NVLS: run the NVIDIA fabric manager (and IMEX on multi-node NVLink), leave
@@ -78,6 +85,8 @@ func run(p *detectors.Pass) error {
 			continue
 		}
 		looked = true
+		before := p.Reported()
+		devices(p, f, name, ev)
 		use := map[string]int{}
 		for _, u := range f.TransportUse {
 			use[u.Name] = u.Conns
@@ -210,6 +219,9 @@ func run(p *detectors.Pass) error {
 				Metrics:        []model.Metric{{Name: "collnet_channels", Value: float64(maxInt(f.CollNetChannels, 0)), Unit: "count"}},
 				Evidence:       ev,
 			})
+		}
+		if p.Reported() == before {
+			checkedNote(p, f, name, ev)
 		}
 	}
 	if !looked {

@@ -59,7 +59,31 @@ func analyze(t *testing.T, text string) detectors.Result {
 func TestClean(t *testing.T) {
 	res := analyze(t, infoLog("IB", "P2P/CUMEM/read", "NET/IB/0/GDRDMA", 16))
 	for _, f := range res.Findings {
-		t.Errorf("unexpected finding: %s", f.Message)
+		if f.Severity != model.SevInfo || !strings.Contains(f.Title, "nothing wrong") {
+			t.Errorf("unexpected finding: %s", f.Message)
+		}
+	}
+	if len(res.Findings) != 1 {
+		t.Errorf("a clean INFO log should say what was checked: %+v", res.Findings)
+	}
+}
+
+// TestHostsAndInterfaces: one host on mlx5_0, the other on mlx5_1, and a
+// libvirt bridge offered for bootstrap: both named.
+func TestHostsAndInterfaces(t *testing.T) {
+	text := "node-a:1:1 [0] NCCL INFO Bootstrap : Using virbr0:192.168.122.1<0>\n" +
+		"node-a:1:1 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB eth0:10.0.0.1<0>\n" +
+		"node-b:2:2 [0] NCCL INFO NET/IB : Using [0]mlx5_1:1/IB ; OOB eth0:10.0.0.2<0>\n" +
+		"node-a:1:1 [0] NCCL INFO Using network IB\n" +
+		"node-a:1:1 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] [send] via NET/IB/0/GDRDMA\n"
+	res := analyze(t, text)
+	var titles []string
+	for _, f := range res.Findings {
+		titles = append(titles, f.Title+": "+f.Message)
+	}
+	all := strings.Join(titles, "\n")
+	if !strings.Contains(all, "mlx5_0 on node-a; mlx5_1 on node-b") || !strings.Contains(all, "virbr0") {
+		t.Errorf("want different HCAs per host and the virtual interface named:\n%s", all)
 	}
 }
 

@@ -396,7 +396,7 @@ func (b *builder) complete(ev *event, cat category, idx int, off int64, start, e
 		b.ranges.add(model.Range{Start: model.Time(start), End: model.Time(end), ExternalID: a.ext,
 			Name: name, Thread: th, Stream: model.NoStream, Device: model.NoDevice, Kind: kind})
 		if cat == catCPUOp && string(ev.name) == "record_param_comms" &&
-			(a.hasCollName || a.hasNelems || a.hasPGName || a.hasPGID || a.hasGroupSize) {
+			(a.hasCollName || a.hasNelems || a.hasPGName || a.hasPGID || a.hasGroupSize || a.hasCollSeq) {
 			b.collective(ev, start, end, model.NoDevice, model.NoStream, model.CollFromCPU, name)
 		}
 	case catGPUUser, catProfilerRange:
@@ -591,7 +591,11 @@ func (b *builder) collective(ev *event, start, end int64, dev model.DeviceID, st
 	if a.hasGroupSize && a.groupSize > 0 && a.groupSize < 1<<31 {
 		gs = int32(a.groupSize)
 	}
-	b.colls.add(model.Collective{Start: model.Time(start), End: model.Time(end), Bytes: bytesN, Seq: -1,
+	seq := int64(-1)
+	if a.hasCollSeq && a.collSeq >= 0 {
+		seq = a.collSeq
+	}
+	b.colls.add(model.Collective{Start: model.Time(start), End: model.Time(end), Bytes: bytesN, Seq: seq,
 		Correlation: a.corr, ExternalID: a.ext, Stream: st, Dtype: t.Strings.InternBytes(a.dtype), Group: group, Device: dev,
 		GroupSize: gs, Rank: rank, Op: op, Source: src})
 }

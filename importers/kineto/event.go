@@ -30,6 +30,8 @@ type args struct {
 	hasCollName, hasPGName                    bool
 	nelems, groupSize, pgID, rank             int64
 	hasNelems, hasGroupSize, hasPGID, hasRank bool
+	collSeq                                   int64
+	hasCollSeq                                bool
 	syncKind                                  []byte
 	devType, devID                            int64
 	hasDevType, hasDevID                      bool
@@ -358,6 +360,11 @@ func (p *eventParser) parseArgs(c *cur, a *args) error {
 			a.nelems, a.hasNelems, err = p.intVal(c)
 		case "Group size":
 			a.groupSize, a.hasGroupSize, err = p.intVal(c)
+		case "Seq", "seq_num":
+			// The collective's sequence number in its process group
+			// (record_param_comms, PyTorch 2.x); not the autograd
+			// "Sequence number".
+			a.collSeq, a.hasCollSeq, err = p.intVal(c)
 		case "Rank":
 			a.rank, a.hasRank, err = p.intVal(c)
 		case "cuda_sync_kind":

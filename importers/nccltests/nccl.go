@@ -62,6 +62,26 @@ func ncclLineStart(b []byte, i int) int {
 	return start
 }
 
+// lineHost returns the host of an NCCL line's "host:pid:tid" prefix ("" when none).
+func lineHost(line, mark []byte) string {
+	end := len(line) - len(mark)
+	if end <= 0 || end > len(line) {
+		return ""
+	}
+	for _, tok := range bytes.Fields(line[:end]) {
+		if isHostPidTid(tok) {
+			c2 := bytes.LastIndexByte(tok, ':')
+			c1 := bytes.LastIndexByte(tok[:c2], ':')
+			h := tok[:c1]
+			if k := bytes.LastIndexByte(h, ':'); k >= 0 { // "[1,0]<stdout>:host"
+				h = h[k+1:]
+			}
+			return string(h)
+		}
+	}
+	return ""
+}
+
 // isHostPidTid reports "host:pid:tid".
 func isHostPidTid(tok []byte) bool {
 	c2 := bytes.LastIndexByte(tok, ':')
@@ -131,7 +151,7 @@ func (p *parser) ncclLine(n int, line, mark []byte) {
 		if !slices.Contains(f.Networks, net) && len(f.Networks) < 32 {
 			f.Networks = append(f.Networks, net)
 		}
-	case bytes.HasPrefix(msg, []byte("NET/IB")) || bytes.HasPrefix(msg, []byte("NET/Socket")):
+	case bytes.HasPrefix(msg, []byte("NET/IB")) || bytes.HasPrefix(msg, []byte("NET/Socket")) || bytes.HasPrefix(msg, []byte("Bootstrap : Using")):
 		s := string(msg)
 		if i := strings.Index(s, "Using "); i > 0 && i < 14 {
 			dev := strings.TrimSpace(s[i+len("Using "):])
@@ -139,12 +159,21 @@ func (p *parser) ncclLine(n int, line, mark []byte) {
 				dev = strings.TrimSpace(dev[:j])
 			}
 			tr := "IB"
-			if strings.HasPrefix(s, "NET/Socket") {
+			switch {
+			case strings.HasPrefix(s, "NET/Socket"):
 				tr = "Socket"
+			case strings.HasPrefix(s, "Bootstrap"):
+				tr = "Bootstrap"
 			}
 			d := tr + ": " + dev
 			if !slices.Contains(f.NetDevices, d) && len(f.NetDevices) < 32 {
 				f.NetDevices = append(f.NetDevices, d)
+			}
+			if h := lineHost(line, mark); h != "" && tr != "Bootstrap" {
+				hd := h + " " + d
+				if !slices.Contains(f.HostNetDevices, hd) && len(f.HostNetDevices) < 256 {
+					f.HostNetDevices = append(f.HostNetDevices, hd)
+				}
 			}
 		} else if strings.Contains(s, "GPU Direct RDMA") {
 			p.gdr(s)

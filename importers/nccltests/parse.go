@@ -552,6 +552,11 @@ func (p *parser) finish(lines int) {
 		rows += len(r.Rows)
 		if r.Ranks > t.WorldSize {
 			t.WorldSize = r.Ranks
+			delete(t.Meta, "world_size_inferred")
+			if r.RanksInferred {
+				// Not printed by the log: from busbw/algbw or NCCL init lines.
+				t.Meta["world_size_inferred"] = "rank count inferred"
+			}
 		}
 	}
 	if rows == 0 {

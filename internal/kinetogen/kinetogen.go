@@ -374,6 +374,9 @@ func collArgs(t *model.Trace, a *obj, c *model.Collective) {
 	if c.Rank >= 0 {
 		a.int("Rank", int64(c.Rank))
 	}
+	if c.Seq >= 0 {
+		a.int("Seq", c.Seq)
+	}
 }
 
 // DtypeSize is the element size of a PyTorch dtype name as Kineto writes it

@@ -110,6 +110,7 @@ func Load(ctx context.Context, paths []string, opts Options) (*model.TraceSet, e
 			t.Path = StdinName
 		}
 	}
+	traces = splitRanks(traces)
 	set := model.NewTraceSet(traces)
 	checkRanks(set)
 	return set, nil
@@ -147,7 +148,7 @@ func Analyze(ctx context.Context, paths []string, opts Options) (*model.Report, 
 func AnalyzeSet(set *model.TraceSet, opts Options) *model.Report {
 	opts.defaults()
 	cfg := opts.Config
-	r := &model.Report{ToolName: version.Name, ToolVersion: version.Version, Window: opts.Window}
+	r := &model.Report{ToolName: version.Name, ToolVersion: version.Version, Window: opts.Window, Job: set.Job()}
 	for _, t := range set.Traces {
 		r.Inputs = append(r.Inputs, model.Input{Path: t.Path, Format: t.Format, Rank: t.Rank, Producer: t.Producer})
 		r.Warnings = append(r.Warnings, t.Warnings...)
@@ -170,8 +171,9 @@ func AnalyzeSet(set *model.TraceSet, opts Options) *model.Report {
 	sum := <-sumDone
 	summary.Apply(r.Kernels, sum.Kernels)
 	r.Summary = sum.Summary
-	r.Findings = res.Findings
-	r.NotMeasurable = dedupeNM(res.NotMeasurable)
+	r.Findings = groupAcrossRanks(res.Findings, r.Job)
+	r.RankTable = rankTable(set, r)
+	r.NotMeasurable = dedupeNM(groupNotMeasurable(res.NotMeasurable, set))
 	for _, e := range res.Errors {
 		r.Warnings = append(r.Warnings, model.Warning{File: "", Position: "analysis", Message: e.Error()})
 	}
