@@ -32,6 +32,8 @@ type (
 		Memory        []jsonMemory        `json:"memory"`
 		Benchmarks    []jsonBenchmark     `json:"benchmarks,omitempty"`
 		NCCL          *jsonNCCL           `json:"nccl,omitempty"`
+		Steps         []jsonStep          `json:"steps,omitempty"`
+		StepPhases    []jsonStepPhase     `json:"step_phases,omitempty"`
 	}
 	jsonTool struct {
 		Name    string `json:"name"`
@@ -253,6 +255,7 @@ func JSON(w io.Writer, r *model.Report) error {
 		out.Kernels = append(out.Kernels, jk)
 	}
 	jsonSummary(&out, &r.Summary)
+	out.Steps, out.StepPhases = jsonStepsOf(r)
 	orig := origins(r)
 	for _, f := range r.Findings {
 		jf := jsonFinding{Rule: f.Rule, Severity: f.Severity.String(), Layer: string(f.Layer), Title: f.Title, Message: f.Message,

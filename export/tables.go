@@ -160,7 +160,7 @@ func summaryTables(r *model.Report, limit int) []sumTable {
 		}
 		out = append(out, t)
 	}
-	return out
+	return append(out, stepTables(r, limit)...)
 }
 
 // writeTableText writes t as aligned columns; the name column (the last)

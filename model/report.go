@@ -85,6 +85,10 @@ type Report struct {
 	Bench []InputBench
 	// Summary holds the summary tables (ranges, API calls, copies, ops, memory).
 	Summary Summary
+	// Steps are the engine / profiler steps of every rank (FindSteps), and
+	// StepPhases their statistics per phase.
+	Steps      []Step
+	StepPhases []PhaseStats
 }
 
 // InputHealth summarises what one input's capture holds.

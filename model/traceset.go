@@ -9,6 +9,9 @@ type TraceSet struct {
 	// Offsets[i] is added to Traces[i]'s times to place them on the set's
 	// common clock (0 when the traces share an epoch clock).
 	Offsets []Duration
+	// Steps, when set, is the user's step grammar (--steps), tried before
+	// the built-in ones by FindSteps.
+	Steps StepParser
 }
 
 // NewTraceSet groups traces, orders them by rank (then path) and fills in the

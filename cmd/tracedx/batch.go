@@ -41,6 +41,7 @@ type batchOptions struct {
 	Params      []string
 	Disable     []string
 	MaxWarnings int
+	Steps       string // --steps
 	Force       bool
 	Fsync       bool
 }
@@ -101,6 +102,7 @@ a --policy gate or has findings at or above --fail-on, else 0.`,
 	f.StringArrayVar(&opts.Params, "param", nil, "override a rule parameter, RULE.PARAM=VALUE (repeatable)")
 	f.StringArrayVar(&opts.Disable, "disable", nil, "do not run this rule (repeatable)")
 	f.IntVar(&opts.MaxWarnings, "max-warnings", 1000, "import warnings kept per file")
+	addStepsFlag(f, &opts.Steps)
 	f.BoolVar(&opts.Force, "force", false, "redo every input, even those done by an earlier run")
 	f.BoolVar(&opts.Fsync, "fsync", true, "fsync each per-input file before renaming it (--fsync=false: faster; still atomic after a kill, not after a power loss)")
 	_ = cmd.RegisterFlagCompletionFunc("fail-on", cobra.FixedCompletions([]string{"info", "warning", "error", "none"}, cobra.ShellCompDirectiveNoFileComp))
@@ -168,6 +170,11 @@ func runBatch(g *globalOpts, opts *batchOptions) error {
 	}
 
 	popts := pipeline.Options{Format: opts.InputFormat, Window: opts.Window, Config: cfg, Jobs: 1}
+	steps, err := stepParser(opts.Steps)
+	if err != nil {
+		return err
+	}
+	popts.Steps = steps
 	popts.Import.MaxWarnings = opts.MaxWarnings
 	var rules []string
 	for _, d := range detall.Detectors() {

@@ -40,6 +40,8 @@ type Options struct {
 	Jobs int
 	// Stdin is read for an input path of "-" (default os.Stdin).
 	Stdin io.Reader
+	// Steps is the user's step grammar (--steps); nil = built-in grammars only.
+	Steps model.StepParser
 }
 
 // StdinName is the path reports show for an input read from standard input.
@@ -147,6 +149,9 @@ func Analyze(ctx context.Context, paths []string, opts Options) (*model.Report, 
 func AnalyzeSet(set *model.TraceSet, opts Options) *model.Report {
 	opts.defaults()
 	cfg := opts.Config
+	if opts.Steps != nil {
+		set.Steps = opts.Steps
+	}
 	r := &model.Report{ToolName: version.Name, ToolVersion: version.Version, Window: opts.Window}
 	for _, t := range set.Traces {
 		r.Inputs = append(r.Inputs, model.Input{Path: t.Path, Format: t.Format, Rank: t.Rank, Producer: t.Producer})
@@ -170,6 +175,7 @@ func AnalyzeSet(set *model.TraceSet, opts Options) *model.Report {
 	sum := <-sumDone
 	summary.Apply(r.Kernels, sum.Kernels)
 	r.Summary = sum.Summary
+	r.Steps, r.StepPhases = steps(set)
 	r.Findings = res.Findings
 	r.NotMeasurable = dedupeNM(res.NotMeasurable)
 	for _, e := range res.Errors {
@@ -222,4 +228,16 @@ func health(t *model.Trace) model.InputHealth {
 		add("bench_rows", n)
 	}
 	return h
+}
+
+// steps finds the steps of every trace of the set and their statistics per phase.
+func steps(set *model.TraceSet) ([]model.Step, []model.PhaseStats) {
+	var all []model.Step
+	for _, t := range set.Traces {
+		all = append(all, model.FindSteps(t, set.Steps)...)
+	}
+	if len(all) == 0 {
+		return nil, nil
+	}
+	return all, model.StepPhases(all)
 }
