@@ -16,6 +16,7 @@ import (
 	"github.com/tracedx/tracedx/detectors/nccltransport"
 	"github.com/tracedx/tracedx/detectors/servingthroughput"
 	"github.com/tracedx/tracedx/detectors/specdecode"
+	"github.com/tracedx/tracedx/detectors/steplatency"
 	"github.com/tracedx/tracedx/detectors/syncapi"
 	"github.com/tracedx/tracedx/detectors/tracehealth"
 )
@@ -38,6 +39,7 @@ func Detectors() []*detectors.Detector {
 		servingthroughput.Detector,
 		memorypressure.Detector,
 		specdecode.Detector,
+		steplatency.Detector,
 	}
 }
 
