@@ -17,7 +17,7 @@ func TestClassifyOp(t *testing.T) {
 		"void at::native::(anonymous namespace)::vectorized_layer_norm_kernel<c10::BFloat16, float>":               OpNorm,
 		"void cutlass__5x_cudnn::Kernel<cutlass_tensorop_bf16_s16816fprop_optimized_bf16_256x64_32x4_nhwc_align8>": OpConv,
 		"triton_poi_fused__to_copy_1":                                                                              OpCopy,
-		"triton_red_fused_add_mean_mul_pow_rsqrt_0":                                                                OpNorm,
+		"triton_red_fused_add_mean_mul_pow_rsqrt_0":                                                                OpReduction,
 		"void at::native::vectorized_elementwise_kernel<4, at::native::GeluCUDAKernelImpl>":                        OpElementwise,
 		"ncclDevKernel_AllReduce_Sum_bf16_RING_LL":                                                                 OpComm,
 		"mystery": OpOther,
