@@ -4,6 +4,7 @@ package all
 
 import (
 	"github.com/tracedx/tracedx/detectors"
+	"github.com/tracedx/tracedx/detectors/attentionbackend"
 	"github.com/tracedx/tracedx/detectors/collectivetimeout"
 	"github.com/tracedx/tracedx/detectors/commwait"
 	"github.com/tracedx/tracedx/detectors/gilstall"
@@ -18,6 +19,7 @@ import (
 	"github.com/tracedx/tracedx/detectors/specdecode"
 	"github.com/tracedx/tracedx/detectors/steplatency"
 	"github.com/tracedx/tracedx/detectors/syncapi"
+	"github.com/tracedx/tracedx/detectors/tensorcore"
 	"github.com/tracedx/tracedx/detectors/tracehealth"
 )
 
@@ -40,6 +42,8 @@ func Detectors() []*detectors.Detector {
 		memorypressure.Detector,
 		specdecode.Detector,
 		steplatency.Detector,
+		attentionbackend.Detector,
+		tensorcore.Detector,
 	}
 }
 
