@@ -53,12 +53,20 @@ var opRules = []struct {
 	{OpElementwise, regexp.MustCompile(`(?i)elementwise|vectorized|unrolled|triton_poi_|silu|gelu|relu|act_and_mul|activation|cast|add_kernel|mul_kernel`)},
 }
 
+// notAttention are helpers of attention backends that name them but do no
+// attention: KV-cache writes, index building, quantisation.
+var notAttention = regexp.MustCompile(`(?i)kv_indices|reshape_and_cache|quantize|cache_kernel`)
+
 // ClassifyOp returns what the kernel named name does.
 func ClassifyOp(name string) KernelOp {
 	if ClassifyKernel(name) == KernelComm {
 		return OpComm
 	}
+	helper := notAttention.MatchString(name)
 	for _, r := range opRules {
+		if r.op == OpAttention && helper {
+			continue
+		}
 		if r.re.MatchString(name) {
 			return r.op
 		}

@@ -20,7 +20,9 @@ func TestClassifyOp(t *testing.T) {
 		"triton_red_fused_add_mean_mul_pow_rsqrt_0":                                                                OpReduction,
 		"void at::native::vectorized_elementwise_kernel<4, at::native::GeluCUDAKernelImpl>":                        OpElementwise,
 		"ncclDevKernel_AllReduce_Sum_bf16_RING_LL":                                                                 OpComm,
-		"mystery": OpOther,
+		"mystery":                             OpOther,
+		"create_flashinfer_kv_indices_triton": OpOther,
+		"void vllm::reshape_and_cache_flash_kernel<__nv_bfloat16, unsigned char>": OpOther,
 	}
 	for n, want := range cases {
 		if got := ClassifyOp(n); got != want {
