@@ -7,6 +7,7 @@ import (
 	"github.com/tracedx/tracedx/detectors/attentionbackend"
 	"github.com/tracedx/tracedx/detectors/collectivetimeout"
 	"github.com/tracedx/tracedx/detectors/commwait"
+	"github.com/tracedx/tracedx/detectors/cudagraph"
 	"github.com/tracedx/tracedx/detectors/gilstall"
 	"github.com/tracedx/tracedx/detectors/kernelgap"
 	"github.com/tracedx/tracedx/detectors/launchoverhead"
@@ -42,6 +43,7 @@ func Detectors() []*detectors.Detector {
 		memorypressure.Detector,
 		specdecode.Detector,
 		steplatency.Detector,
+		cudagraph.Detector,
 		attentionbackend.Detector,
 		tensorcore.Detector,
 	}
