@@ -2,8 +2,6 @@ package model
 
 import (
 	"sort"
-
-	"github.com/tracedx/tracedx/model/stepname"
 )
 
 // Step is one engine step (or training-loop step) of one rank: the host
@@ -20,7 +18,7 @@ type Step struct {
 	// Index is the step's position on its rank (0-based, in time order).
 	Index int
 	Name  string
-	stepname.Label
+	StepLabel
 	Start, End Time
 	// GPUStart and GPUEnd bound the GPU work the step launched (zero when none).
 	GPUStart, GPUEnd Time
@@ -55,15 +53,15 @@ func (s *Step) TokensPerSec() float64 {
 	return float64(s.Tokens) / s.Time().Seconds()
 }
 
-// StepParser reads step names; *stepname.Custom satisfies it.
+// StepParser reads step names; *StepGrammar satisfies it.
 type StepParser interface {
-	Parse(name string) (stepname.Label, bool)
+	Parse(name string) (StepLabel, bool)
 }
 
 // stepCandidate is a host range whose name parses as a step.
 type stepCandidate struct {
 	r     *Range
-	label stepname.Label
+	label StepLabel
 }
 
 // FindSteps returns the steps of t in time order. custom (may be nil) is
@@ -78,7 +76,7 @@ func FindSteps(t *Trace, custom StepParser) []Step {
 	}
 	steps := make([]Step, 0, len(cands))
 	for _, c := range cands {
-		steps = append(steps, Step{Rank: t.Rank, Thread: c.r.Thread, Name: t.Str(c.r.Name), Label: c.label,
+		steps = append(steps, Step{Rank: t.Rank, Thread: c.r.Thread, Name: t.Str(c.r.Name), StepLabel: c.label,
 			Start: c.r.Start, End: c.r.End, IdleBeforeNext: -1})
 	}
 	attachGPU(t, steps)
@@ -108,13 +106,13 @@ func stepCandidates(t *Trace, custom StepParser) []stepCandidate {
 			continue
 		}
 		name := t.Str(r.Name)
-		var l stepname.Label
+		var l StepLabel
 		ok := false
 		if custom != nil {
 			l, ok = custom.Parse(name)
 		}
 		if !ok {
-			l, ok = stepname.Parse(name)
+			l, ok = ParseStepName(name)
 		}
 		if !ok {
 			continue
@@ -154,8 +152,8 @@ func stepCandidates(t *Trace, custom StepParser) []stepCandidate {
 }
 
 // fill completes the unknown fields of outer from inner.
-func fill(outer, inner stepname.Label) stepname.Label {
-	if outer.Phase == stepname.Unknown {
+func fill(outer, inner StepLabel) StepLabel {
+	if outer.Phase == PhaseUnknown {
 		outer.Phase = inner.Phase
 	}
 	for _, p := range [][2]*int64{{&outer.BatchSize, &inner.BatchSize}, {&outer.Tokens, &inner.Tokens},

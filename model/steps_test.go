@@ -5,7 +5,6 @@ import (
 
 	"github.com/tracedx/tracedx/internal/fixture"
 	"github.com/tracedx/tracedx/model"
-	"github.com/tracedx/tracedx/model/stepname"
 )
 
 func TestFindStepsEngineLoop(t *testing.T) {
@@ -23,18 +22,18 @@ func TestFindStepsEngineLoop(t *testing.T) {
 		t.Fatalf("%d steps, want 4: %+v", len(steps), steps)
 	}
 	p := steps[0]
-	if p.Phase != stepname.Prefill || p.Tokens != 256 || p.Kernels != 2 || p.GraphLaunches != 0 || p.Busy != 200_000 || p.IdleBeforeNext != 10_000 {
+	if p.Phase != model.PhasePrefill || p.Tokens != 256 || p.Kernels != 2 || p.GraphLaunches != 0 || p.Busy != 200_000 || p.IdleBeforeNext != 10_000 {
 		t.Errorf("prefill step: %+v", p)
 	}
 	d := steps[1]
-	if d.Phase != stepname.Decode || d.BatchSize != 4 || d.KVLen != 400 || d.Kernels != 3 || d.GraphLaunches != 1 || d.Busy != 60_000 || d.IdleBeforeNext != 50_000 {
+	if d.Phase != model.PhaseDecode || d.BatchSize != 4 || d.KVLen != 400 || d.Kernels != 3 || d.GraphLaunches != 1 || d.Busy != 60_000 || d.IdleBeforeNext != 50_000 {
 		t.Errorf("decode step: %+v", d)
 	}
 	if steps[3].IdleBeforeNext != -1 || steps[3].Index != 3 {
 		t.Errorf("last step: %+v", steps[3])
 	}
 	ph := model.StepPhases(steps)
-	if len(ph) != 2 || ph[0].Phase != stepname.Prefill || ph[1].Phase != stepname.Decode || ph[1].Count != 3 || ph[1].GraphLaunches != 3 {
+	if len(ph) != 2 || ph[0].Phase != model.PhasePrefill || ph[1].Phase != model.PhaseDecode || ph[1].Count != 3 || ph[1].GraphLaunches != 3 {
 		t.Fatalf("phases: %+v", ph)
 	}
 	if ph[1].IdleBetween != 100_000 { // the last decode step has no next step
@@ -61,10 +60,10 @@ func TestFindStepsProfilerOnly(t *testing.T) {
 	b.Range(th, model.RangeStep, "ProfilerStep#2", 120, 200)
 	b.Range(th, model.RangeUser, "forward", 0, 50)
 	steps := model.FindSteps(b.Build(), nil)
-	if len(steps) != 2 || steps[0].Index != 0 || steps[0].Label.Index != 1 || steps[0].IdleBeforeNext != 20_000 || steps[0].Phase != stepname.Unknown {
+	if len(steps) != 2 || steps[0].Index != 0 || steps[0].StepLabel.Index != 1 || steps[0].IdleBeforeNext != 20_000 || steps[0].Phase != model.PhaseUnknown {
 		t.Fatalf("%+v", steps)
 	}
-	c, _ := stepname.Compile(`^(?P<phase>forward)$`)
+	c, _ := model.CompileStepGrammar(`^(?P<phase>forward)$`)
 	steps = model.FindSteps(b.T, c)
 	if len(steps) != 1 || steps[0].Name != "forward" || steps[0].Engine != "custom" {
 		t.Fatalf("custom: %+v", steps)

@@ -3,15 +3,13 @@ package model
 import (
 	"math"
 	"sort"
-
-	"github.com/tracedx/tracedx/model/stepname"
 )
 
 // PhaseStats are the statistics of the steps of one phase over a set.
 // Capture steps form their own phase, so they never enter the
 // steady-state (prefill / decode / mixed) statistics.
 type PhaseStats struct {
-	Phase stepname.Phase
+	Phase StepPhase
 	Count int64
 	// Step time (Step.Time) percentiles (ns; Stats' interpolation) and maximum.
 	P50, P90, P99 float64
@@ -32,11 +30,11 @@ type PhaseStats struct {
 	GraphLaunches  int64
 }
 
-// StepPhases summarises steps per phase, in stepname.Phases order; phases
+// StepPhases summarises steps per phase, in AllStepPhases order; phases
 // without steps are left out.
 func StepPhases(steps []Step) []PhaseStats {
 	var out []PhaseStats
-	for _, ph := range stepname.Phases {
+	for _, ph := range AllStepPhases {
 		var walls []int64
 		ps := PhaseStats{Phase: ph, TokensPerSec: -1}
 		var window, tokWall Duration

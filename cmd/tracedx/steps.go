@@ -4,7 +4,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/tracedx/tracedx/model"
-	"github.com/tracedx/tracedx/model/stepname"
 )
 
 const stepsFlagDoc = "regular expression naming step ranges the built-in grammars miss; named groups phase, bs and tokens fill the step (e.g. '^fwd_(?P<phase>prefill|decode)_bs(?P<bs>\\d+)$')"
@@ -17,7 +16,7 @@ func stepParser(expr string) (model.StepParser, error) {
 	if expr == "" {
 		return nil, nil
 	}
-	c, err := stepname.Compile(expr)
+	c, err := model.CompileStepGrammar(expr)
 	if err != nil {
 		return nil, usageError("%v", err)
 	}

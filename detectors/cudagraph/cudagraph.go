@@ -8,7 +8,6 @@ import (
 
 	"github.com/tracedx/tracedx/detectors"
 	"github.com/tracedx/tracedx/model"
-	"github.com/tracedx/tracedx/model/stepname"
 )
 
 // Detector is the cuda-graph rule.
@@ -109,7 +108,7 @@ func run(p *detectors.Pass) error {
 func eagerDecode(p *detectors.Pass, t *model.Trace, replayed func(*model.Kernel) bool) {
 	var dec []model.Step
 	for _, s := range model.FindSteps(t, p.Set.Steps) {
-		if s.Phase == stepname.Decode && s.Correlated {
+		if s.Phase == model.PhaseDecode && s.Correlated {
 			dec = append(dec, s)
 		}
 	}

@@ -7,7 +7,6 @@ import (
 
 	"github.com/tracedx/tracedx/detectors"
 	"github.com/tracedx/tracedx/model"
-	"github.com/tracedx/tracedx/model/stepname"
 )
 
 // Detector is the step-latency rule.
@@ -65,7 +64,7 @@ other rules.
 }
 
 // steady are the phases judged (capture, idle and unknown are not).
-var steady = []stepname.Phase{stepname.Prefill, stepname.Decode, stepname.Mixed}
+var steady = []model.StepPhase{model.PhasePrefill, model.PhaseDecode, model.PhaseMixed}
 
 type rankSteps struct {
 	t     *model.Trace
@@ -93,7 +92,7 @@ func run(p *detectors.Pass) error {
 			}
 			judged = true
 			outliers(p, rs, ph, sel)
-			if ph == stepname.Decode {
+			if ph == model.PhaseDecode {
 				gaps(p, rs, sel)
 			}
 		}
@@ -106,7 +105,7 @@ func run(p *detectors.Pass) error {
 	return nil
 }
 
-func ofPhase(steps []model.Step, ph stepname.Phase) []*model.Step {
+func ofPhase(steps []model.Step, ph model.StepPhase) []*model.Step {
 	var out []*model.Step
 	for i := range steps {
 		if steps[i].Phase == ph {
@@ -133,7 +132,7 @@ func ev(rs rankSteps, s *model.Step, note string) model.Evidence {
 	return model.Evidence{Rank: rs.t.Rank, Device: model.NoDevice, Stream: model.NoStream, Thread: th, Start: s.Start, End: max(s.End, s.GPUEnd), Note: note}
 }
 
-func outliers(p *detectors.Pass, rs rankSteps, ph stepname.Phase, sel []*model.Step) {
+func outliers(p *detectors.Pass, rs rankSteps, ph model.StepPhase, sel []*model.Step) {
 	med := median(sel)
 	var total, excess float64
 	var out []*model.Step
@@ -202,7 +201,7 @@ func gaps(p *detectors.Pass, rs rankSteps, sel []*model.Step) {
 }
 
 func interference(p *detectors.Pass, rs rankSteps, minSteps int) {
-	mixed, dec := ofPhase(rs.steps, stepname.Mixed), ofPhase(rs.steps, stepname.Decode)
+	mixed, dec := ofPhase(rs.steps, model.PhaseMixed), ofPhase(rs.steps, model.PhaseDecode)
 	if len(mixed) == 0 || len(dec) < minSteps {
 		return
 	}
