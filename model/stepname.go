@@ -33,7 +33,7 @@ const (
 	PhasePrefill StepPhase = "prefill"
 	PhaseDecode  StepPhase = "decode"
 	PhaseMixed   StepPhase = "mixed"
-	PhaseCapture StepPhase = "captureName"
+	PhaseCapture StepPhase = "capture"
 	PhaseIdle    StepPhase = "idle"
 	PhaseUnknown StepPhase = "unknown"
 )
@@ -268,7 +268,7 @@ func StepPhaseOf(word string) StepPhase {
 		return PhaseDecode
 	case strings.Contains(w, "mix"):
 		return PhaseMixed
-	case strings.Contains(w, "captureName"):
+	case strings.Contains(w, "capture"):
 		return PhaseCapture
 	case strings.Contains(w, "idle"):
 		return PhaseIdle

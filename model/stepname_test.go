@@ -68,7 +68,7 @@ func TestStepGrammar(t *testing.T) {
 }
 
 func TestStepPhaseOf(t *testing.T) {
-	for w, p := range map[string]StepPhase{"PhasePrefill": PhasePrefill, "EXTEND": PhasePrefill, "context": PhasePrefill, "generation": PhaseDecode, "decode": PhaseDecode, "MIXED": PhaseMixed, "cuda_graph_capture": PhaseCapture, "idle": PhaseIdle, "forward": PhaseUnknown} {
+	for w, p := range map[string]StepPhase{"Prefill": PhasePrefill, "EXTEND": PhasePrefill, "context": PhasePrefill, "generation": PhaseDecode, "decode": PhaseDecode, "MIXED": PhaseMixed, "cuda_graph_capture": PhaseCapture, "idle": PhaseIdle, "forward": PhaseUnknown} {
 		if got := StepPhaseOf(w); got != p {
 			t.Errorf("%s: %s, want %s", w, got, p)
 		}
