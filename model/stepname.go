@@ -28,7 +28,7 @@ import (
 // StepPhase is what an engine step did.
 type StepPhase string
 
-// Step phases. PhaseCapture steps record CUDA graphs and are no steady-state work.
+// Step phases. Capture steps record CUDA graphs and are no steady-state work.
 const (
 	PhasePrefill StepPhase = "prefill"
 	PhaseDecode  StepPhase = "decode"
@@ -258,7 +258,7 @@ func (c *StepGrammar) Parse(name string) (StepLabel, bool) {
 }
 
 // StepPhaseOf maps a phase word of any engine (prefill, extend, context,
-// decode, generation, generate, mixed, captureName, idle) to a StepPhase.
+// decode, generation, generate, mixed, capture, idle) to a StepPhase.
 func StepPhaseOf(word string) StepPhase {
 	w := strings.ToLower(word)
 	switch {
