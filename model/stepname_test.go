@@ -27,7 +27,7 @@ func TestParseStepName(t *testing.T) {
 		{"step[IDLE]", "sglang", PhaseIdle, -1, -1, -1, -1, -1, -1, ""},
 		{"step[TARGET_VERIFY bs=4]", "sglang", PhaseDecode, 4, -1, -1, -1, -1, -1, "mode=TARGET_VERIFY"},
 		{"step[WEIRD bs=x]", "sglang", PhaseUnknown, -1, -1, -1, -1, -1, -1, "mode=WEIRD bs=x"},
-		// Graph captureName (vLLM FULL, SGLang DECODE).
+		// Graph capture (vLLM FULL, SGLang DECODE).
 		{"capture_32_FULL", "", PhaseCapture, 32, -1, -1, -1, -1, -1, "mode=FULL"},
 		{"capture_32_DECODE", "", PhaseCapture, 32, -1, -1, -1, -1, -1, "mode=DECODE"},
 		{"ProfilerStep#134", "pytorch", PhaseUnknown, -1, -1, -1, -1, -1, 134, ""},
