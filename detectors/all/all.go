@@ -16,6 +16,7 @@ import (
 	"github.com/tracedx/tracedx/detectors/ncclbw"
 	"github.com/tracedx/tracedx/detectors/ncclerrors"
 	"github.com/tracedx/tracedx/detectors/nccltransport"
+	"github.com/tracedx/tracedx/detectors/roofline"
 	"github.com/tracedx/tracedx/detectors/servingthroughput"
 	"github.com/tracedx/tracedx/detectors/specdecode"
 	"github.com/tracedx/tracedx/detectors/steplatency"
@@ -46,6 +47,7 @@ func Detectors() []*detectors.Detector {
 		cudagraph.Detector,
 		attentionbackend.Detector,
 		tensorcore.Detector,
+		roofline.Detector,
 	}
 }
 
