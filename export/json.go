@@ -62,6 +62,8 @@ type (
 		ComputePct      float64 `json:"compute_pct"`
 		Kernels         int64   `json:"kernel_count"`
 		MemOps          int64   `json:"memop_count"`
+		// ByClass is kernel time per class (export/kernelops.go).
+		ByClass map[string]int64 `json:"by_class,omitempty"`
 	}
 	jsonKernel struct {
 		Name     string   `json:"name"`
@@ -237,7 +239,8 @@ func JSON(w io.Writer, r *model.Report) error {
 		out.Devices = append(out.Devices, jsonDevice{Rank: d.Rank, Device: int(d.Device), Name: d.Name, StartNs: int64(d.Start), EndNs: int64(d.End),
 			SpanNs: int64(d.Span), BusyNs: int64(d.Busy), IdleNs: int64(d.Idle), ComputeNs: int64(d.Compute),
 			CommunicationNs: int64(d.Communication), MemoryNs: int64(d.Memory), NonComputeNs: int64(d.NonCompute),
-			IdlePct: round(pct(d.Idle, d.Span), 2), ComputePct: round(pct(d.Compute, d.Span), 2), Kernels: d.Kernels, MemOps: d.MemOps})
+			IdlePct: round(pct(d.Idle, d.Span), 2), ComputePct: round(pct(d.Compute, d.Span), 2), Kernels: d.Kernels, MemOps: d.MemOps,
+			ByClass: deviceClasses(r, d.Rank, d.Device)})
 	}
 	for _, k := range r.Kernels {
 		jk := jsonKernel{Name: k.Name, Count: k.Count, TotalNs: int64(k.Total), AvgNs: optF(k.Avg()), MinNs: int64(k.Min), MaxNs: int64(k.Max)}

@@ -47,6 +47,9 @@ type (
 		IdleBetweenNs  int64    `json:"idle_between_ns"`
 		KernelsPerStep float64  `json:"kernels_per_step"`
 		GraphLaunches  int64    `json:"graph_launches"`
+		// ByClass is the kernel time per class of the kernels that start
+		// inside steps of this phase.
+		ByClass map[string]int64 `json:"by_class,omitempty"`
 	}
 )
 
@@ -83,7 +86,7 @@ func jsonStepsOf(r *model.Report) ([]jsonStep, []jsonStepPhase) {
 		phases = append(phases, jsonStepPhase{Phase: string(p.Phase), Count: p.Count, P50Ns: optF(p.P50), P90Ns: optF(p.P90), P99Ns: optF(p.P99),
 			MaxNs: int64(p.Max), TimeNs: int64(p.Time), BusyNs: int64(p.Busy), BusyPct: knownF(round(p.BusyPct, 2)), Tokens: p.Tokens,
 			TokensPerSec: knownF(round(p.TokensPerSec, 1)), IdleBetweenNs: int64(p.IdleBetween), KernelsPerStep: round(p.KernelsPerStep, 2),
-			GraphLaunches: p.GraphLaunches})
+			GraphLaunches: p.GraphLaunches, ByClass: phaseClasses(r, p.Phase)})
 	}
 	return steps, phases
 }
@@ -94,7 +97,7 @@ const maxSlowSteps = 10
 // stepTables builds the per-phase step table and the slowest steps.
 func stepTables(r *model.Report, limit int) []sumTable {
 	if len(r.StepPhases) == 0 {
-		return nil
+		return opTable(r)
 	}
 	ph := sumTable{id: "step-phases", title: "Steps by phase",
 		note: "Step time runs from the host step range's start to the later of its end and its last GPU activity; busy % = GPU busy over the step's GPU window (start to the later of its end and its last kernel); idle between = host gap to the next step (scheduler overhead). Capture steps record CUDA graphs and are kept apart.",
@@ -138,7 +141,7 @@ func stepTables(r *model.Report, limit int) []sumTable {
 		slow.rows = append(slow.rows, []cell{plain("%s", rankLabel(s.Rank)), plain("%d", s.Index), plain("%s", s.Phase), num(s.BatchSize), num(s.Tokens),
 			dur(s.Time()), dur(s.Wall()), busy, idle, after, kern, plain("%d", s.GraphLaunches), nameCell(s.Name)})
 	}
-	return []sumTable{ph, slow}
+	return append(opTable(r), ph, slow)
 }
 
 func num(v int64) cell {

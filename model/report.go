@@ -89,6 +89,8 @@ type Report struct {
 	// StepPhases their statistics per phase.
 	Steps      []Step
 	StepPhases []PhaseStats
+	// Ops is the kernel time per KernelOp class per device (OpBreakdown).
+	Ops []DeviceOps
 }
 
 // InputHealth summarises what one input's capture holds.

@@ -69,3 +69,25 @@ func TestFindStepsProfilerOnly(t *testing.T) {
 		t.Fatalf("custom: %+v", steps)
 	}
 }
+
+func TestOpBreakdownByPhase(t *testing.T) {
+	specs := []fixture.StepSpec{
+		{Name: "step[EXTEND bs=1 toks=512]", Kernels: []string{"sm90_xmma_gemm_bf16", "flash_fwd_kernel"}, KernelUS: 100, GapAfterUS: 10},
+		{Name: "step[DECODE bs=1]", Kernels: []string{"sm90_xmma_gemm_bf16", "rms_norm_kernel"}, KernelUS: 10, GapAfterUS: 10},
+	}
+	tr := fixture.Inference("ops.json", specs)
+	ops := model.OpBreakdown(tr, model.FindSteps(tr, nil))
+	if len(ops) != 1 {
+		t.Fatalf("%+v", ops)
+	}
+	o := ops[0]
+	if o.ByOp[model.OpGEMM] != 110_000 || o.ByOp[model.OpAttention] != 100_000 || o.ByOp[model.OpNorm] != 10_000 {
+		t.Errorf("by op: %v", o.ByOp)
+	}
+	if p := o.ByPhase[model.PhasePrefill]; p == nil || p[model.OpAttention] != 100_000 || p[model.OpNorm] != 0 {
+		t.Errorf("prefill: %v", p)
+	}
+	if d := o.ByPhase[model.PhaseDecode]; d == nil || d[model.OpGEMM] != 10_000 {
+		t.Errorf("decode: %v", d)
+	}
+}

@@ -175,7 +175,7 @@ func AnalyzeSet(set *model.TraceSet, opts Options) *model.Report {
 	sum := <-sumDone
 	summary.Apply(r.Kernels, sum.Kernels)
 	r.Summary = sum.Summary
-	r.Steps, r.StepPhases = steps(set)
+	r.Steps, r.StepPhases, r.Ops = steps(set)
 	r.Findings = res.Findings
 	r.NotMeasurable = dedupeNM(res.NotMeasurable)
 	for _, e := range res.Errors {
@@ -230,14 +230,18 @@ func health(t *model.Trace) model.InputHealth {
 	return h
 }
 
-// steps finds the steps of every trace of the set and their statistics per phase.
-func steps(set *model.TraceSet) ([]model.Step, []model.PhaseStats) {
+// steps finds the steps of every trace of the set, their statistics per
+// phase, and the kernel time per class per device (and step phase).
+func steps(set *model.TraceSet) ([]model.Step, []model.PhaseStats, []model.DeviceOps) {
 	var all []model.Step
+	var ops []model.DeviceOps
 	for _, t := range set.Traces {
-		all = append(all, model.FindSteps(t, set.Steps)...)
+		st := model.FindSteps(t, set.Steps)
+		all = append(all, st...)
+		ops = append(ops, model.OpBreakdown(t, st)...)
 	}
 	if len(all) == 0 {
-		return nil, nil
+		return nil, nil, ops
 	}
-	return all, model.StepPhases(all)
+	return all, model.StepPhases(all), ops
 }
