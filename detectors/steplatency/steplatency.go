@@ -74,12 +74,13 @@ type rankSteps struct {
 func run(p *detectors.Pass) error {
 	var ranks []rankSteps
 	for _, t := range p.Set.Traces {
-		if st := model.FindSteps(t, p.Set.Steps); len(st) > 0 {
+		if st := model.FindSteps(t, p.Set.Steps); len(st) > 0 && !st[0].IsProfilerStep() {
 			ranks = append(ranks, rankSteps{t, st})
 		}
 	}
 	if len(ranks) == 0 {
-		p.NotMeasurable("no engine step annotations (vLLM execute_…, SGLang step[…]) or ProfilerStep ranges; name them with --steps")
+		// Training loops (ProfilerStep#N only) and traces without step
+		// annotations: nothing of this rule applies; stay out of the report.
 		return nil
 	}
 	minSteps := int(p.Param("min_steps"))
@@ -100,7 +101,7 @@ func run(p *detectors.Pass) error {
 	}
 	imbalance(p, ranks, minSteps)
 	if !judged {
-		p.NotMeasurable("fewer than %d prefill, decode or mixed steps per phase: too few to judge step spread", minSteps)
+		p.NotMeasurable("fewer than %d prefill, decode or mixed steps per phase: too few engine steps to judge step spread", minSteps)
 	}
 	return nil
 }
