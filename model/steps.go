@@ -40,10 +40,17 @@ func (s *Step) Wall() Duration { return s.End.Sub(s.Start) }
 // and its last GPU activity.
 func (s *Step) Window() Duration { return max(s.End, s.GPUEnd).Sub(s.Start) }
 
-// Time is the step's latency: its GPU window, so that a step whose host
-// range returns before the GPU finishes (asynchronous launch, graph
-// replay) is not counted short.
-func (s *Step) Time() Duration { return s.Window() }
+// Time is the step's latency. For engine steps it is the GPU window, so
+// that a step whose host range returns before the GPU finishes (graph
+// replay, asynchronous launch) is not counted short. For ProfilerStep#N
+// windows it is the host duration: a training loop runs ahead of the GPU,
+// and each step's window would reach into the next step.
+func (s *Step) Time() Duration {
+	if s.IsProfilerStep() {
+		return s.Wall()
+	}
+	return s.Window()
+}
 
 // TokensPerSec is tokens over the step's time; -1 when unknown.
 func (s *Step) TokensPerSec() float64 {
