@@ -7,26 +7,40 @@ type corrKey struct {
 	corr  int64
 }
 
-// attachGPU fills the GPU fields of steps from the runtime calls made on
-// each step's thread inside it and the activities correlated with them.
-func attachGPU(t *Trace, steps []Step) {
-	acts := map[corrKey][]Interval{}
-	kernels := map[corrKey]int64{}
+// actRef is one GPU activity by the correlation of its launch.
+type actRef struct {
+	key    corrKey
+	iv     Interval
+	kernel bool
+}
+
+func keyLess(a, b corrKey) bool { return a.scope < b.scope || a.scope == b.scope && a.corr < b.corr }
+
+// indexActs returns the kernels and copies of t that have a correlation,
+// sorted by it (a sorted slice rather than a map: a few hundred thousand
+// map entries with a slice each cost more than the rest of FindSteps).
+func indexActs(t *Trace) []actRef {
+	acts := make([]actRef, 0, len(t.Kernels)+len(t.MemOps))
 	for i := range t.Kernels {
-		k := &t.Kernels[i]
-		if k.Correlation != 0 {
-			key := corrKey{k.CorrScope, k.Correlation}
-			acts[key] = append(acts[key], k.Interval())
-			kernels[key]++
+		if k := &t.Kernels[i]; k.Correlation != 0 {
+			acts = append(acts, actRef{corrKey{k.CorrScope, k.Correlation}, k.Interval(), true})
 		}
 	}
 	for i := range t.MemOps {
-		m := &t.MemOps[i]
-		if m.Correlation != 0 {
-			key := corrKey{m.CorrScope, m.Correlation}
-			acts[key] = append(acts[key], Interval{m.Start, m.End})
+		if m := &t.MemOps[i]; m.Correlation != 0 {
+			acts = append(acts, actRef{corrKey{m.CorrScope, m.Correlation}, Interval{m.Start, m.End}, false})
 		}
 	}
+	if !sort.SliceIsSorted(acts, func(i, j int) bool { return keyLess(acts[i].key, acts[j].key) }) {
+		sort.SliceStable(acts, func(i, j int) bool { return keyLess(acts[i].key, acts[j].key) })
+	}
+	return acts
+}
+
+// attachGPU fills the GPU fields of steps from the runtime calls made on
+// each step's thread inside it and the activities correlated with them.
+func attachGPU(t *Trace, steps []Step) {
+	acts := indexActs(t)
 	if len(acts) == 0 {
 		return
 	}
@@ -40,12 +54,13 @@ func attachGPU(t *Trace, steps []Step) {
 	for _, calls := range byThread {
 		sort.SliceStable(calls, func(i, j int) bool { return t.APICalls[calls[i]].Start < t.APICalls[calls[j]].Start })
 	}
+	var ivs []Interval
 	for si := range steps {
 		s := &steps[si]
 		s.Correlated = true
 		calls := byThread[s.Thread]
 		lo := sort.Search(len(calls), func(i int) bool { return t.APICalls[calls[i]].Start >= s.Start })
-		var ivs []Interval
+		ivs = ivs[:0]
 		for _, ci := range calls[lo:] {
 			c := &t.APICalls[ci]
 			if c.Start > s.End {
@@ -55,8 +70,12 @@ func attachGPU(t *Trace, steps []Step) {
 				s.GraphLaunches++
 			}
 			key := corrKey{c.CorrScope, c.Correlation}
-			ivs = append(ivs, acts[key]...)
-			s.Kernels += kernels[key]
+			for j := sort.Search(len(acts), func(i int) bool { return !keyLess(acts[i].key, key) }); j < len(acts) && acts[j].key == key; j++ {
+				ivs = append(ivs, acts[j].iv)
+				if acts[j].kernel {
+					s.Kernels++
+				}
+			}
 		}
 		if len(ivs) == 0 {
 			s.Idle = s.Window()

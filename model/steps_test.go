@@ -91,3 +91,20 @@ func TestOpBreakdownByPhase(t *testing.T) {
 		t.Errorf("decode: %v", d)
 	}
 }
+
+// BenchmarkFindSteps: an engine loop of 2,000 decode steps of 200 kernels
+// each (400k kernels), eager launches.
+func BenchmarkFindSteps(b *testing.B) {
+	ks := make([]string, 200)
+	for i := range ks {
+		ks[i] = "sm90_xmma_gemm_bf16"
+	}
+	tr := fixture.Inference("bench.json", fixture.Repeat(2000, fixture.StepSpec{Name: "step[DECODE bs=64]", Kernels: ks, KernelUS: 5, GapAfterUS: 30}))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if len(model.FindSteps(tr, nil)) != 2000 {
+			b.Fatal("steps")
+		}
+	}
+}

@@ -107,7 +107,7 @@ func run(p *detectors.Pass) error {
 // eagerDecode judges the decode steps of t.
 func eagerDecode(p *detectors.Pass, t *model.Trace, replayed func(*model.Kernel) bool) {
 	var dec []model.Step
-	for _, s := range model.FindSteps(t, p.Set.Steps) {
+	for _, s := range p.Set.StepsOf(t) {
 		if s.Phase == model.PhaseDecode && s.Correlated {
 			dec = append(dec, s)
 		}

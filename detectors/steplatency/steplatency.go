@@ -74,7 +74,7 @@ type rankSteps struct {
 func run(p *detectors.Pass) error {
 	var ranks []rankSteps
 	for _, t := range p.Set.Traces {
-		if st := model.FindSteps(t, p.Set.Steps); len(st) > 0 && !st[0].IsProfilerStep() {
+		if st := p.Set.StepsOf(t); len(st) > 0 && !st[0].IsProfilerStep() {
 			ranks = append(ranks, rankSteps{t, st})
 		}
 	}

@@ -236,7 +236,7 @@ func steps(set *model.TraceSet) ([]model.Step, []model.PhaseStats, []model.Devic
 	var all []model.Step
 	var ops []model.DeviceOps
 	for _, t := range set.Traces {
-		st := model.FindSteps(t, set.Steps)
+		st := set.StepsOf(t)
 		all = append(all, st...)
 		ops = append(ops, model.OpBreakdown(t, st)...)
 	}
