@@ -108,3 +108,18 @@ func BenchmarkFindSteps(b *testing.B) {
 		}
 	}
 }
+
+// TestFindStepsNVTX: engines profiled under Nsight Systems annotate steps
+// with NVTX ranges of the same names; a GPU-annotation twin is not a step.
+func TestFindStepsNVTX(t *testing.T) {
+	b := fixture.New("nsys.sqlite", model.FormatNsys)
+	th := b.Thread(1, "engine")
+	b.Range(th, model.RangeNVTX, "step[DECODE bs=4]", 0, 50)
+	b.Range(th, model.RangeNVTX, "step[EXTEND bs=2 toks=300]", 60, 200)
+	b.T.Ranges = append(b.T.Ranges, model.Range{Start: 0, End: fixture.US(50), Thread: model.NoThread, Kind: model.RangeGPUAnnotation,
+		Name: b.T.Intern("step[DECODE bs=4]"), Device: 0, Stream: 7})
+	steps := model.FindSteps(b.Build(), nil)
+	if len(steps) != 2 || steps[0].Phase != model.PhaseDecode || steps[1].Phase != model.PhasePrefill || steps[1].Tokens != 300 || steps[0].IdleBeforeNext != 10_000 {
+		t.Fatalf("%+v", steps)
+	}
+}
