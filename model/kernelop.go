@@ -43,7 +43,7 @@ var opRules = []struct {
 }{
 	{OpAttention, regexp.MustCompile(`(?i)flash|fmha|attention|attn|xformers|mha_fwd|mha_bwd|sdpa`)},
 	{OpMoE, regexp.MustCompile(`(?i)moe|expert|_ogs_|grouped_?gemm|topk_?gating|permute_?tokens`)},
-	{OpConv, regexp.MustCompile(`(?i)conv|fprop|dgrad|wgrad|implicit_?gemm|igemm_`)},
+	{OpConv, regexp.MustCompile(`(?i)conv[123]d|convolve|convolution|(^|[^a-z])conv_|fprop|dgrad|wgrad|implicit_?gemm|igemm_|winograd`)},
 	{OpGEMM, regexp.MustCompile(`(?i)gemm|gemv|xmma|wgmma|cutlass.*tensorop|Cijk_|nvjet|matmul|(^|_)bmm_|cublas|hipblaslt`)},
 	{OpSoftmax, regexp.MustCompile(`(?i)softmax`)},
 	{OpNorm, regexp.MustCompile(`(?i)norm`)},
