@@ -77,6 +77,10 @@ type (
 		StddevNs *float64 `json:"stddev_ns"`
 		Class    *string  `json:"class"`
 		Device   *int     `json:"device"`
+		// OpClass is what the kernel does: gemm, attention, moe, softmax,
+		// norm, embedding-sampling, copy, reduction, elementwise, conv,
+		// communication or other (model.ClassifyOp).
+		OpClass string `json:"op_class"`
 	}
 	jsonRange struct {
 		Name     string   `json:"name"`
@@ -243,7 +247,8 @@ func JSON(w io.Writer, r *model.Report) error {
 			ByClass: deviceClasses(r, d.Rank, d.Device)})
 	}
 	for _, k := range r.Kernels {
-		jk := jsonKernel{Name: k.Name, Count: k.Count, TotalNs: int64(k.Total), AvgNs: optF(k.Avg()), MinNs: int64(k.Min), MaxNs: int64(k.Max)}
+		jk := jsonKernel{Name: k.Name, Count: k.Count, TotalNs: int64(k.Total), AvgNs: optF(k.Avg()), MinNs: int64(k.Min), MaxNs: int64(k.Max),
+			OpClass: k.Op.String()}
 		if k.HasStats {
 			jk.MedianNs, jk.P90Ns, jk.StddevNs = optF(k.Median), optF(k.P90), optF(k.Stddev)
 			if k.Class != "" {

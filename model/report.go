@@ -51,6 +51,8 @@ type KernelSummary struct {
 	// Device is the device every instance ran on; NoDevice when they ran on
 	// several devices or ranks.
 	Device DeviceID
+	// Op is what the kernel does (ClassifyOp: gemm, attention, norm, ...).
+	Op KernelOp
 }
 
 // Avg returns the mean duration (NaN for no instances).

@@ -174,6 +174,9 @@ func AnalyzeSet(set *model.TraceSet, opts Options) *model.Report {
 	<-done
 	sum := <-sumDone
 	summary.Apply(r.Kernels, sum.Kernels)
+	for i := range r.Kernels {
+		r.Kernels[i].Op = model.ClassifyOp(r.Kernels[i].Name)
+	}
 	r.Summary = sum.Summary
 	r.Steps, r.StepPhases, r.Ops = steps(set)
 	r.Findings = res.Findings
