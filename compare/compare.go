@@ -409,28 +409,30 @@ func gapQ(br, cr *model.Report) Quantity {
 	return q
 }
 
-// StepRule and StepMetric name the finding metric read as a run's median
-// step time (ns). No rule of this release reports it; the name is reserved
-// for a step-latency rule, and until one exists the step time comes from the
-// median of the step ranges (stepMedian). A finding of another rule, or
-// without this exact metric, is never read as a step time.
-const (
-	StepRule   = "step-latency"
-	StepMetric = "step_p50_ns"
-)
+// stepPhaseOrder is the order in which a phase's p50 step time stands for
+// a run's step time: the steady decode loop first, then prefill and mixed.
+// Steps of no known phase (training ProfilerStep#N) are measured from the
+// step ranges (stepMedian), as before the step model.
+var stepPhaseOrder = []model.StepPhase{model.PhaseDecode, model.PhasePrefill, model.PhaseMixed}
 
-// stepP50 returns the StepRule finding's StepMetric.
-func stepP50(r *model.Report) (model.Duration, bool) {
-	for i := range r.Findings {
-		f := &r.Findings[i]
-		if f.Rule != StepRule {
-			continue
+// stepP50 returns the p50 step time of the first phase of stepPhaseOrder
+// that both reports have (Report.StepPhases), the phase and the step counts.
+func stepP50(base, cand *model.Report) (b, c model.Duration, ph model.StepPhase, nb, nc int64, ok bool) {
+	find := func(r *model.Report, ph model.StepPhase) *model.PhaseStats {
+		for i := range r.StepPhases {
+			if r.StepPhases[i].Phase == ph {
+				return &r.StepPhases[i]
+			}
 		}
-		if m, ok := f.Metric(StepMetric); ok {
-			return model.Duration(math.Round(m.Value)), true
+		return nil
+	}
+	for _, ph := range stepPhaseOrder {
+		pb, pc := find(base, ph), find(cand, ph)
+		if pb != nil && pc != nil {
+			return model.Duration(math.Round(pb.P50)), model.Duration(math.Round(pc.P50)), ph, pb.Count, pc.Count, true
 		}
 	}
-	return 0, false
+	return 0, 0, "", 0, 0, false
 }
 
 // stepMedian returns the median duration of the set's step ranges and how
@@ -461,10 +463,9 @@ func stepMedian(set *model.TraceSet) (model.Duration, int) {
 
 func stepQ(base, cand Side) Quantity {
 	q := Quantity{Name: QStep, Label: "step time (p50)"}
-	b, okB := stepP50(base.Report)
-	c, okC := stepP50(cand.Report)
-	if okB && okC {
-		q.Base, q.Cand, q.Known, q.Source = b, c, true, StepRule+" p50"
+	if b, c, ph, nb, nc, ok := stepP50(base.Report, cand.Report); ok {
+		q.Base, q.Cand, q.Known = b, c, true
+		q.Source = fmt.Sprintf("p50 of %d / %d %s steps", nb, nc, ph)
 		return q
 	}
 	b, nb := stepMedian(base.Set)

@@ -87,16 +87,17 @@ func TestNotComparable(t *testing.T) {
 	}
 }
 
-func TestStepFromFinding(t *testing.T) {
+func TestStepFromStepModel(t *testing.T) {
 	b, c := comparetest.BasePair()
-	b.Report.Findings = append(b.Report.Findings, model.Finding{Rule: "step-latency", Metrics: []model.Metric{{Name: "step_p50_ns", Value: 1000, Unit: "ns"}}})
-	c.Report.Findings = append(c.Report.Findings, model.Finding{Rule: "step-latency", Metrics: []model.Metric{{Name: "step_p50_ns", Value: 1500, Unit: "ns"}}})
+	// Decode steps win over the prefill steps both sides also have.
+	b.Report.StepPhases = []model.PhaseStats{{Phase: model.PhasePrefill, Count: 2, P50: 9000}, {Phase: model.PhaseDecode, Count: 40, P50: 1000}}
+	c.Report.StepPhases = []model.PhaseStats{{Phase: model.PhasePrefill, Count: 3, P50: 9500}, {Phase: model.PhaseDecode, Count: 38, P50: 1500}}
 	q, _ := compare.Compare(b, c, compare.Options{}).Quantity(compare.QStep)
-	if q.Base != 1000 || q.Cand != 1500 || q.Source != "step-latency p50" {
+	if q.Base != 1000 || q.Cand != 1500 || q.Source != "p50 of 40 / 38 decode steps" {
 		t.Errorf("step = %+v", q)
 	}
 	b.Set, c.Set = nil, nil
-	b.Report.Findings, c.Report.Findings = nil, nil
+	b.Report.StepPhases, c.Report.StepPhases = nil, nil
 	if q, _ := compare.Compare(b, c, compare.Options{}).Quantity(compare.QStep); q.Known {
 		t.Errorf("step known without markers: %+v", q)
 	}

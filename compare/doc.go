@@ -11,9 +11,10 @@
 // What is compared:
 //   - headline quantities: span (longest device span), total GPU busy time,
 //     total idle time, total kernel-gap time (kernel-gap findings' gap_total_ns
-//     metrics) and step time (the median ProfilerStep / step range duration
-//     of the set; a finding of StepRule with metric StepMetric takes
-//     precedence, reserved for a step-latency rule that does not exist yet);
+//     metrics) and step time (the p50 step time of the report's step model,
+//     Report.StepPhases: decode steps first, then prefill, mixed; without
+//     engine steps in the reports, the median ProfilerStep / step range
+//     duration of the set);
 //   - per-kernel time (name, count, total, delta, percent);
 //   - per-device class times (compute, communication, memory, idle);
 //   - findings new in the candidate and resolved since the base, matched by

@@ -34,6 +34,8 @@ type (
 		Benchmarks    []jsonBenchmark     `json:"benchmarks,omitempty"`
 		NCCL          *jsonNCCL           `json:"nccl,omitempty"`
 		Serving       []jsonServing       `json:"serving,omitempty"`
+		Steps         []jsonStep          `json:"steps,omitempty"`
+		StepPhases    []jsonStepPhase     `json:"step_phases,omitempty"`
 	}
 	jsonTool struct {
 		Name    string `json:"name"`
@@ -62,6 +64,8 @@ type (
 		ComputePct      float64 `json:"compute_pct"`
 		Kernels         int64   `json:"kernel_count"`
 		MemOps          int64   `json:"memop_count"`
+		// ByClass is kernel time per class (export/kernelops.go).
+		ByClass map[string]int64 `json:"by_class,omitempty"`
 	}
 	jsonKernel struct {
 		Name     string   `json:"name"`
@@ -75,6 +79,10 @@ type (
 		StddevNs *float64 `json:"stddev_ns"`
 		Class    *string  `json:"class"`
 		Device   *int     `json:"device"`
+		// OpClass is what the kernel does: gemm, attention, moe, softmax,
+		// norm, embedding-sampling, copy, reduction, elementwise, conv,
+		// communication or other (model.ClassifyOp).
+		OpClass string `json:"op_class"`
 	}
 	jsonRange struct {
 		Name     string   `json:"name"`
@@ -243,10 +251,12 @@ func JSON(w io.Writer, r *model.Report) error {
 		out.Devices = append(out.Devices, jsonDevice{Rank: d.Rank, Device: int(d.Device), Name: d.Name, StartNs: int64(d.Start), EndNs: int64(d.End),
 			SpanNs: int64(d.Span), BusyNs: int64(d.Busy), IdleNs: int64(d.Idle), ComputeNs: int64(d.Compute),
 			CommunicationNs: int64(d.Communication), MemoryNs: int64(d.Memory), NonComputeNs: int64(d.NonCompute),
-			IdlePct: round(pct(d.Idle, d.Span), 2), ComputePct: round(pct(d.Compute, d.Span), 2), Kernels: d.Kernels, MemOps: d.MemOps})
+			IdlePct: round(pct(d.Idle, d.Span), 2), ComputePct: round(pct(d.Compute, d.Span), 2), Kernels: d.Kernels, MemOps: d.MemOps,
+			ByClass: deviceClasses(r, d.Rank, d.Device)})
 	}
 	for _, k := range r.Kernels {
-		jk := jsonKernel{Name: k.Name, Count: k.Count, TotalNs: int64(k.Total), AvgNs: optF(k.Avg()), MinNs: int64(k.Min), MaxNs: int64(k.Max)}
+		jk := jsonKernel{Name: k.Name, Count: k.Count, TotalNs: int64(k.Total), AvgNs: optF(k.Avg()), MinNs: int64(k.Min), MaxNs: int64(k.Max),
+			OpClass: k.Op.String()}
 		if k.HasStats {
 			jk.MedianNs, jk.P90Ns, jk.StddevNs = optF(k.Median), optF(k.P90), optF(k.Stddev)
 			if k.Class != "" {
@@ -261,6 +271,7 @@ func JSON(w io.Writer, r *model.Report) error {
 		out.Kernels = append(out.Kernels, jk)
 	}
 	jsonSummary(&out, &r.Summary)
+	out.Steps, out.StepPhases = jsonStepsOf(r)
 	orig := origins(r)
 	for _, f := range r.Findings {
 		jf := jsonFinding{Rule: f.Rule, Severity: f.Severity.String(), Layer: string(f.Layer), Title: f.Title, Message: f.Message,

@@ -160,6 +160,7 @@ func summaryTables(r *model.Report, limit int) []sumTable {
 		}
 		out = append(out, t)
 	}
+	out = append(out, stepTables(r, limit)...)
 	return append(out, servingTables(r)...)
 }
 

@@ -157,6 +157,13 @@ func (cs *Capabilities) fillFrom(t *Trace) {
 			cs.Add(CapPython)
 		case RangeUser, RangeNVTX, RangeGPUAnnotation, RangeMark:
 			cs.Add(CapAnnotations)
+			// Engine step annotations (vLLM execute_…, SGLang step[…]) are
+			// step markers too (FindSteps).
+			if k := t.Ranges[i].Kind; (k == RangeUser || k == RangeNVTX) && !cs.Has(CapSteps) {
+				if _, ok := ParseStepName(t.Str(t.Ranges[i].Name)); ok {
+					cs.Add(CapSteps)
+				}
+			}
 		}
 	}
 	for i := range t.Collectives {

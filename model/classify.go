@@ -60,8 +60,9 @@ var kernelRules = []kernelRule{
 	{KernelComm, "deepep", regexp.MustCompile(`deep_ep(::|\d+)(intranode|internode|internode_ll)(::|\d+)\w*(dispatch|combine|notify)`)},
 	// Custom all-reduce of inference engines: vLLM / SGLang
 	// cross_device_reduce_{1,2}stage and custom_all_reduce, quick-reduce
-	// (quickreduce::allreduce_*), TensorRT-LLM one/two-shot all-reduce.
-	{KernelComm, "custom-allreduce", regexp.MustCompile(`(?i)cross_device_reduce|custom_?all_?reduce|quick_?reduce|(one|two)_?shot_?all_?reduce`)},
+	// (quickreduce::allreduce_*), TensorRT-LLM one/two-shot all-reduce,
+	// PyTorch symmetric-memory multimem_all_reduce / all_gather (NVLS).
+	{KernelComm, "custom-allreduce", regexp.MustCompile(`(?i)cross_device_reduce|custom_?all_?reduce|quick_?reduce|(one|two)_?shot_?all_?reduce|multimem_(all_?reduce|all_?gather|reduce_scatter)`)},
 	// Stand-alone all-to-all kernels (MoE token exchange, Megatron, Tutel).
 	{KernelComm, "alltoall", regexp.MustCompile(`(?i)all_?to_?all`)},
 	// oneCCL (Intel GPUs): ccl::*, oneccl*, ccl_kernel_*.

@@ -133,6 +133,13 @@ func (t *Trace) Dump(w io.Writer) error {
 		m := &t.MemEvents[i]
 		p("  %d dev=%d thread=%s bytes=%d addr=%#x allocated=%d reserved=%d\n", m.Time, m.Device, th(m.Thread), m.Bytes, m.Addr, m.TotalAllocated, m.TotalReserved)
 	}
+	if len(t.OpShapes) > 0 {
+		p("opshapes %d\n", len(t.OpShapes))
+		for i := range t.OpShapes {
+			o := &t.OpShapes[i]
+			p("  ext=%d %s dims=%v types=%q\n", o.ExternalID, s(o.Name), o.Dims, o.Types)
+		}
+	}
 	if t.Bench != nil {
 		dumpBench(p, t.Bench)
 	}

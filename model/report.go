@@ -51,6 +51,8 @@ type KernelSummary struct {
 	// Device is the device every instance ran on; NoDevice when they ran on
 	// several devices or ranks.
 	Device DeviceID
+	// Op is what the kernel does (ClassifyOp: gemm, attention, norm, ...).
+	Op KernelOp
 }
 
 // Avg returns the mean duration (NaN for no instances).
@@ -89,6 +91,12 @@ type Report struct {
 	Bench []InputBench
 	// Summary holds the summary tables (ranges, API calls, copies, ops, memory).
 	Summary Summary
+	// Steps are the engine / profiler steps of every rank (FindSteps), and
+	// StepPhases their statistics per phase.
+	Steps      []Step
+	StepPhases []PhaseStats
+	// Ops is the kernel time per KernelOp class per device (OpBreakdown).
+	Ops []DeviceOps
 }
 
 // InputHealth summarises what one input's capture holds.

@@ -98,6 +98,10 @@ type Trace struct {
 	Samples     []CounterSample
 	MemEvents   []MemEvent
 
+	// OpShapes are the recorded input shapes of GEMM-like CPU operators
+	// (ShapedOp), sorted by ExternalID (cold data).
+	OpShapes []OpShape
+
 	// CallChains holds OS runtime call chains (cold data), indexed by
 	// OSCall.CallChain; each is a list of frame names, innermost first.
 	CallChains [][]StringID

@@ -1,6 +1,9 @@
 package model
 
-import "sort"
+import (
+	"sort"
+	"sync"
+)
 
 // TraceSet groups the traces of one job: one trace per rank.
 type TraceSet struct {
@@ -11,6 +14,28 @@ type TraceSet struct {
 	// Offsets[i] is added to Traces[i]'s times to place them on the set's
 	// common clock (0 when the traces share an epoch clock).
 	Offsets []Duration
+	// Steps, when set, is the user's step grammar (--steps), tried before
+	// the built-in ones by FindSteps.
+	Steps StepParser
+
+	stepMu   sync.Mutex
+	stepMemo map[*Trace][]Step
+}
+
+// StepsOf returns FindSteps(t, s.Steps), computed once per trace of the
+// set (detectors and the report share it; callers must not modify it).
+func (s *TraceSet) StepsOf(t *Trace) []Step {
+	s.stepMu.Lock()
+	defer s.stepMu.Unlock()
+	if st, ok := s.stepMemo[t]; ok {
+		return st
+	}
+	if s.stepMemo == nil {
+		s.stepMemo = map[*Trace][]Step{}
+	}
+	st := FindSteps(t, s.Steps)
+	s.stepMemo[t] = st
+	return st
 }
 
 // NewTraceSet groups traces, orders them by rank (then path) and fills in the

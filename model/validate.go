@@ -183,6 +183,13 @@ func (v *validator) check() {
 		}
 	}
 	v.checkSeries()
+	for i := range t.OpShapes {
+		o := &t.OpShapes[i]
+		v.str("opshapes", i, o.Name)
+		if o.ExternalID <= 0 || i > 0 && t.OpShapes[i-1].ExternalID > o.ExternalID {
+			v.fail("opshapes[%d]: external id %d is not positive or out of order", i, o.ExternalID)
+		}
+	}
 	if !ValidSpan(t.Capture.Start, t.Capture.End) {
 		v.fail("capture window [%d, %d] is negative or out of range", t.Capture.Start, t.Capture.End)
 	}

@@ -29,6 +29,7 @@ type analyzeOptions struct {
 	Params      []string // rule.param=value
 	Disable     []string
 	MaxWarnings int
+	Steps       string // --steps
 	Detail      string // --detail: ticket or full
 	// Hooks let other parts of the CLI (the policy file) adjust the run and
 	// gate the report; each may be nil.
@@ -86,6 +87,7 @@ ticket-ready Markdown report and --format json the versioned JSON report.`,
 	f.StringArrayVar(&opts.Params, "param", nil, "override a rule parameter, RULE.PARAM=VALUE (repeatable; see 'tracedx rules explain RULE')")
 	f.StringArrayVar(&opts.Disable, "disable", nil, "do not run this rule (repeatable)")
 	f.IntVar(&opts.MaxWarnings, "max-warnings", 1000, "import warnings kept per file")
+	addStepsFlag(f, &opts.Steps)
 	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(reportFormats(), cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("fail-on", cobra.FixedCompletions([]string{"info", "warning", "error", "none"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("window", cobra.FixedCompletions([]string{"trace", "hta"}, cobra.ShellCompDirectiveNoFileComp))
@@ -184,6 +186,11 @@ func runAnalyze(g *globalOpts, opts *analyzeOptions) error {
 		return err
 	}
 	popts := pipeline.Options{Format: opts.InputFormat, Window: opts.Window, Config: cfg}
+	steps, err := stepParser(opts.Steps)
+	if err != nil {
+		return err
+	}
+	popts.Steps = steps
 	popts.Import.MaxWarnings = opts.MaxWarnings
 	rep, err := pipeline.Analyze(g.Ctx, opts.Files, popts)
 	if err != nil {

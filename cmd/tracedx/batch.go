@@ -42,6 +42,7 @@ type batchOptions struct {
 	Params      []string
 	Disable     []string
 	MaxWarnings int
+	Steps       string // --steps
 	Force       bool
 	Fsync       bool
 	// ReportFormat lists the report formats written per input (md,json,html).
@@ -107,6 +108,7 @@ a --policy gate or has findings at or above --fail-on, else 0.`,
 	f.StringArrayVar(&opts.Disable, "disable", nil, "do not run this rule (repeatable)")
 	f.IntVar(&opts.MaxWarnings, "max-warnings", 1000, "import warnings kept per file")
 	f.StringVar(&opts.ReportFormat, "report-format", "md,json", "report formats written per input, comma-separated: "+strings.Join(batchReportFormats, ", "))
+	addStepsFlag(f, &opts.Steps)
 	f.BoolVar(&opts.Force, "force", false, "redo every input, even those done by an earlier run")
 	f.BoolVar(&opts.Fsync, "fsync", true, "fsync each per-input file before renaming it (--fsync=false: faster; still atomic after a kill, not after a power loss)")
 	_ = cmd.RegisterFlagCompletionFunc("fail-on", cobra.FixedCompletions([]string{"info", "warning", "error", "none"}, cobra.ShellCompDirectiveNoFileComp))
@@ -178,6 +180,11 @@ func runBatch(g *globalOpts, opts *batchOptions) error {
 	}
 
 	popts := pipeline.Options{Format: opts.InputFormat, Window: opts.Window, Config: cfg, Jobs: 1}
+	steps, err := stepParser(opts.Steps)
+	if err != nil {
+		return err
+	}
+	popts.Steps = steps
 	popts.Import.MaxWarnings = opts.MaxWarnings
 	var rules []string
 	for _, d := range detall.Detectors() {

@@ -25,6 +25,7 @@ type diffOptions struct {
 	Params          []string
 	Disable         []string
 	MaxWarnings     int
+	Steps           string // --steps
 }
 
 func newDiffCmd(g *globalOpts, runF func(*diffOptions) error) *cobra.Command {
@@ -66,6 +67,7 @@ busy time grew by more than PCT percent.`,
 	f.StringArrayVar(&opts.Params, "param", nil, "override a rule parameter, RULE.PARAM=VALUE (repeatable)")
 	f.StringArrayVar(&opts.Disable, "disable", nil, "do not run this rule (repeatable)")
 	f.IntVar(&opts.MaxWarnings, "max-warnings", 1000, "import warnings kept per file")
+	addStepsFlag(f, &opts.Steps)
 	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(diffreport.Formats, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
@@ -109,6 +111,11 @@ func runDiff(g *globalOpts, opts *diffOptions) error {
 		return err
 	}
 	popts := pipeline.Options{Format: opts.InputFormat, Window: opts.Window, Config: cfg}
+	steps, err := stepParser(opts.Steps)
+	if err != nil {
+		return err
+	}
+	popts.Steps = steps
 	popts.Import.MaxWarnings = opts.MaxWarnings
 	side := func(paths []string) (compare.Side, error) {
 		set, err := pipeline.Load(g.Ctx, paths, popts)

@@ -4,8 +4,10 @@ package all
 
 import (
 	"github.com/tracedx/tracedx/detectors"
+	"github.com/tracedx/tracedx/detectors/attentionbackend"
 	"github.com/tracedx/tracedx/detectors/collectivetimeout"
 	"github.com/tracedx/tracedx/detectors/commwait"
+	"github.com/tracedx/tracedx/detectors/cudagraph"
 	"github.com/tracedx/tracedx/detectors/gilstall"
 	"github.com/tracedx/tracedx/detectors/gpumetrics"
 	"github.com/tracedx/tracedx/detectors/kernelgap"
@@ -15,9 +17,12 @@ import (
 	"github.com/tracedx/tracedx/detectors/ncclbw"
 	"github.com/tracedx/tracedx/detectors/ncclerrors"
 	"github.com/tracedx/tracedx/detectors/nccltransport"
+	"github.com/tracedx/tracedx/detectors/roofline"
 	"github.com/tracedx/tracedx/detectors/servingthroughput"
 	"github.com/tracedx/tracedx/detectors/specdecode"
+	"github.com/tracedx/tracedx/detectors/steplatency"
 	"github.com/tracedx/tracedx/detectors/syncapi"
+	"github.com/tracedx/tracedx/detectors/tensorcore"
 	"github.com/tracedx/tracedx/detectors/tracehealth"
 )
 
@@ -40,6 +45,11 @@ func Detectors() []*detectors.Detector {
 		memorypressure.Detector,
 		gpumetrics.Detector,
 		specdecode.Detector,
+		steplatency.Detector,
+		cudagraph.Detector,
+		attentionbackend.Detector,
+		tensorcore.Detector,
+		roofline.Detector,
 	}
 }
 

@@ -66,6 +66,7 @@ type Rows struct {
 	Copies   []Copy    `json:",omitempty"`
 	Ops      []Op      `json:",omitempty"`
 	Memory   []Memory  `json:",omitempty"`
+	Steps    []Step    `json:",omitempty"`
 }
 
 // FindingRows converts a report's findings.

@@ -15,7 +15,7 @@ const (
 )
 
 // Tables lists the tables in the order they are written.
-var Tables = []string{TableInputs, TableMetrics, TableFindings, TableKernels, TableRanges, TableAPI, TableCopies, TableOps, TableMemory}
+var Tables = []string{TableInputs, TableMetrics, TableFindings, TableKernels, TableRanges, TableAPI, TableCopies, TableOps, TableMemory, TableSteps}
 
 var dictString = &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: arrow.BinaryTypes.String}
 
@@ -154,6 +154,8 @@ func SchemaOf(table string) *arrow.Schema {
 		return OpsSchema
 	case TableMemory:
 		return MemorySchema
+	case TableSteps:
+		return StepsSchema
 	}
 	return nil
 }

@@ -20,7 +20,7 @@ const (
 
 // SummaryTables are the summary tables of a report, as written beside a
 // timeline by `tracedx export` (kernels first).
-var SummaryTables = []string{TableKernels, TableRanges, TableAPI, TableCopies, TableOps, TableMemory}
+var SummaryTables = []string{TableKernels, TableRanges, TableAPI, TableCopies, TableOps, TableMemory, TableSteps}
 
 var (
 	f64n = arrow.PrimitiveTypes.Float64
@@ -151,6 +151,7 @@ func SummaryRows(rows *Rows, r *model.Report) {
 		rows.Memory = append(rows.Memory, Memory{Rank: m.Rank, Device: int32(m.Device), PeakAllocated: optI(m.PeakAllocated),
 			PeakReserved: optI(m.PeakReserved), Events: m.Events})
 	}
+	rows.Steps = StepRows(r)
 }
 
 func appendF(b array.Builder, f *float64) {
@@ -252,6 +253,8 @@ func appendSummary(t *table, path string, r *Rows) int {
 			i64b(b.Field(5), m.Events)
 		}
 		return len(r.Memory)
+	case TableSteps:
+		return appendSteps(t, path, r)
 	}
 	return 0
 }

@@ -317,6 +317,7 @@ func TestSummaryTablesReadBack(t *testing.T) {
 	med := 1.5
 	dev := int32(2)
 	gpu := int64(700)
+	bs := int64(8)
 	rows := &Rows{Input: Input{Path: "a.json", Digest: "x", Status: StatusOK, Rank: 0},
 		Kernels: []Kernel{{Name: "k", Count: 2, TotalNS: 3, MinNS: 1, MaxNS: 2, AvgNS: &med, MedianNS: &med, Class: "computation", Device: &dev}, {Name: "h", Count: 1, TotalNS: 1, MinNS: 1, MaxNS: 1}},
 		Ranges:  []Range{{Name: "step", Kind: "step", Count: 1, TotalNS: 9, MinNS: 9, MaxNS: 9, GPUNS: &gpu}, {Name: "r", Domain: "d", Kind: "nvtx", Count: 1}},
@@ -324,6 +325,8 @@ func TestSummaryTablesReadBack(t *testing.T) {
 		Copies:  []Copy{{Kind: "HtoD", Count: 2, TotalNS: 10, Sizes: []int64{1, 0, 0, 0, 0}, Unsized: 1}},
 		Ops:     []Op{{Name: "aten::mm", GPUNS: 5, Launches: 1, Kernel: "k", KernelCount: 1, KernGPU: 5}, {Name: "aten::empty", KernelCount: -1}},
 		Memory:  []Memory{{Rank: -1, Device: 0, Events: 3}},
+		Steps: []Step{{Rank: 0, Index: 0, Name: "step[DECODE bs=8]", Engine: "sglang", Phase: "decode", BatchSize: &bs, StartNS: 10, EndNS: 30, TimeNS: 25,
+			BusyNS: &gpu, IdleAfterNS: nil, GraphLaunches: 1}},
 	}
 	if err := w.Add(rows); err != nil {
 		t.Fatal(err)
@@ -341,6 +344,7 @@ func TestSummaryTablesReadBack(t *testing.T) {
 		TableOps: {"input=a.json|op=aten::mm|op_gpu_ns=5|op_launches=1|kernel=k|kernel_count=1|kernel_gpu_ns=5",
 			"input=a.json|op=aten::empty|op_gpu_ns=0|op_launches=0|kernel=<null>|kernel_count=<null>|kernel_gpu_ns=<null>"},
 		TableMemory: {"input=a.json|rank=<null>|device=0|peak_allocated_bytes=<null>|peak_reserved_bytes=<null>|events=3"},
+		TableSteps:  {"input=a.json|rank=0|index=0|name=step[DECODE bs=8]|engine=sglang|phase=decode|batch_size=8|tokens=<null>|kv_len=<null>|start_ns=10|end_ns=30|time_ns=25|busy_ns=700|idle_ns=<null>|idle_before_next_ns=<null>|kernels=<null>|graph_launches=1"},
 	}
 	for tb, w := range want {
 		got, err := ReadText(filepath.Join(dir, FileName(tb, "")), nil)

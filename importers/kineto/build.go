@@ -395,6 +395,9 @@ func (b *builder) complete(ev *event, cat category, idx int, off int64, start, e
 		th := b.thread(ev)
 		b.ranges.add(model.Range{Start: model.Time(start), End: model.Time(end), ExternalID: a.ext,
 			Name: name, Thread: th, Stream: model.NoStream, Device: model.NoDevice, Kind: kind})
+		if cat == catCPUOp && a.inDims != nil && a.hasExt && a.ext > 0 && model.ShapedOp(string(ev.name)) {
+			b.opShape(ev, idx, off, name)
+		}
 		if cat == catCPUOp && string(ev.name) == "record_param_comms" &&
 			(a.hasCollName || a.hasNelems || a.hasPGName || a.hasPGID || a.hasGroupSize || a.hasCollSeq) {
 			b.collective(ev, start, end, model.NoDevice, model.NoStream, model.CollFromCPU, name)

@@ -42,6 +42,9 @@ type args struct {
 	hasTotalAlloc, hasTotalRes                bool
 	mName                                     []byte
 	hasMName                                  bool
+	// inDims and inTypes are the raw JSON of "Input Dims" / "Input type"
+	// (record_shapes), decoded only for the operators model.ShapedOp names.
+	inDims, inTypes []byte
 }
 
 // event is one traceEvents record, as far as it is read.
@@ -383,6 +386,10 @@ func (p *eventParser) parseArgs(c *cur, a *args) error {
 			a.totalRes, a.hasTotalRes, err = p.intVal(c)
 		case "name":
 			a.mName, a.hasMName, err = p.strVal(c)
+		case "Input Dims":
+			a.inDims, err = rawVal(c)
+		case "Input type":
+			a.inTypes, err = rawVal(c)
 		default:
 			err = c.skip()
 		}
@@ -399,4 +406,15 @@ func (p *eventParser) parseArgs(c *cur, a *args) error {
 			return c.fail("expected ',' or '}' in args")
 		}
 	}
+}
+
+// rawVal skips one value and returns its text (a slice of the buffer, valid
+// until the event is handled).
+func rawVal(c *cur) ([]byte, error) {
+	c.next()
+	start := c.i
+	if err := c.skip(); err != nil {
+		return nil, err
+	}
+	return c.b[start:c.i], nil
 }

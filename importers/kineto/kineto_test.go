@@ -266,6 +266,7 @@ func FuzzParse(f *testing.F) {
 		f.Add(b)
 	}
 	f.Add([]byte(`[{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":"stream 7","ts":1.5,"dur":2}]`))
+	f.Add([]byte(shapesJSON))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		tr, err := parse(context.Background(), bytes.NewReader(data), "fuzz.json", importers.Options{})
 		if err != nil {

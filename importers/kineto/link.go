@@ -41,6 +41,7 @@ func (b *builder) finish() {
 	b.joinTables()
 	b.linkFlows()
 	b.relinkExternalIDs()
+	b.sortOpShapes()
 	if b.hasBase {
 		t.Shift(model.Duration(b.base)) // t.Capture is still unset here
 		if b.hasWindow {

@@ -40,6 +40,8 @@ type Options struct {
 	Jobs int
 	// Stdin is read for an input path of "-" (default os.Stdin).
 	Stdin io.Reader
+	// Steps is the user's step grammar (--steps); nil = built-in grammars only.
+	Steps model.StepParser
 }
 
 // StdinName is the path reports show for an input read from standard input.
@@ -148,6 +150,9 @@ func Analyze(ctx context.Context, paths []string, opts Options) (*model.Report, 
 func AnalyzeSet(set *model.TraceSet, opts Options) *model.Report {
 	opts.defaults()
 	cfg := opts.Config
+	if opts.Steps != nil {
+		set.Steps = opts.Steps
+	}
 	r := &model.Report{ToolName: version.Name, ToolVersion: version.Version, Window: opts.Window, Job: set.Job()}
 	for _, t := range set.Traces {
 		r.Inputs = append(r.Inputs, model.Input{Path: t.Path, Format: t.Format, Rank: t.Rank, Producer: t.Producer})
@@ -170,7 +175,11 @@ func AnalyzeSet(set *model.TraceSet, opts Options) *model.Report {
 	<-done
 	sum := <-sumDone
 	summary.Apply(r.Kernels, sum.Kernels)
+	for i := range r.Kernels {
+		r.Kernels[i].Op = model.ClassifyOp(r.Kernels[i].Name)
+	}
 	r.Summary = sum.Summary
+	r.Steps, r.StepPhases, r.Ops = steps(set)
 	r.Findings = groupAcrossRanks(res.Findings, r.Job)
 	r.RankTable = rankTable(set, r)
 	r.NotMeasurable = dedupeNM(groupNotMeasurable(res.NotMeasurable, set))
@@ -224,4 +233,20 @@ func health(t *model.Trace) model.InputHealth {
 		add("bench_rows", n)
 	}
 	return h
+}
+
+// steps finds the steps of every trace of the set, their statistics per
+// phase, and the kernel time per class per device (and step phase).
+func steps(set *model.TraceSet) ([]model.Step, []model.PhaseStats, []model.DeviceOps) {
+	var all []model.Step
+	var ops []model.DeviceOps
+	for _, t := range set.Traces {
+		st := set.StepsOf(t)
+		all = append(all, st...)
+		ops = append(ops, model.OpBreakdown(t, st)...)
+	}
+	if len(all) == 0 {
+		return nil, nil, ops
+	}
+	return all, model.StepPhases(all), ops
 }
