@@ -113,16 +113,21 @@ func detectorConfig(params, disable []string) (detectors.Config, error) {
 		if !found {
 			return cfg, usageError("--param %q: unknown rule %s (see 'tracedx rules')", p, rule)
 		}
-		declared := false
-		for _, dp := range d.Params {
-			declared = declared || dp.Name == name
+		var declared *detectors.Param
+		for i, dp := range d.Params {
+			if dp.Name == name {
+				declared = &d.Params[i]
+			}
 		}
-		if !declared {
+		if declared == nil {
 			return cfg, usageError("--param %q: rule %s has no parameter %s (see 'tracedx rules explain %s')", p, rule, name, rule)
 		}
 		v, err := strconv.ParseFloat(val, 64)
 		if err != nil {
 			return cfg, usageError("--param %q: %s is not a number", p, val)
+		}
+		if err := policy.CheckParamValue(*declared, v); err != nil {
+			return cfg, usageError("--param %q: %v", p, err)
 		}
 		if cfg.Params[rule] == nil {
 			cfg.Params[rule] = map[string]float64{}

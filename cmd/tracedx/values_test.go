@@ -1,0 +1,40 @@
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Non-finite and out-of-range numbers on the command line and in policies
+// are usage errors naming the flag or the policy line (NaN used to become
+// -9.2e18 ns).
+func TestRejectNonFiniteValues(t *testing.T) {
+	needImporters(t)
+	dir := t.TempDir()
+	trace := filepath.Join(dir, "rank0.pt.trace.json")
+	writeKinetoTrace(t, trace, 10, 30, false)
+	nanGate := writePolicy(t, filepath.Join(dir, "nangate.yaml"), "gates:\n  - metric: gpu.idle_pct\n    max: .nan\n")
+	infParam := writePolicy(t, filepath.Join(dir, "infparam.yaml"), "rules:\n  kernel-gap:\n    params:\n      min_gap_us: .inf\n")
+	negParam := writePolicy(t, filepath.Join(dir, "negparam.yaml"), "rules:\n  kernel-gap:\n    params:\n      warn_pct: -1\n")
+	for _, tc := range []struct {
+		args   []string
+		stderr string
+	}{
+		{[]string{"analyze", trace, "--param", "kernel-gap.min_gap_us=NaN"}, `--param "kernel-gap.min_gap_us=NaN": NaN is not a finite number`},
+		{[]string{"analyze", trace, "--param", "kernel-gap.min_gap_us=Inf"}, `--param "kernel-gap.min_gap_us=Inf": +Inf is not a finite number`},
+		{[]string{"analyze", trace, "--param", "kernel-gap.min_gap_us=-1"}, `must not be negative`},
+		{[]string{"analyze", trace, "--param", "kernel-gap.min_gap_us=1e300"}, `µs is out of range`},
+		{[]string{"diff", trace, trace, "--fail-on-regression", "NaN"}, `--fail-on-regression NaN`},
+		{[]string{"diff", trace, trace, "--fail-on-regression", "+Inf"}, `--fail-on-regression +Inf`},
+		{[]string{"diff", trace, trace, "--min-overlap", "NaN"}, `--min-overlap NaN`},
+		{[]string{"analyze", trace, "--policy", nanGate}, "nangate.yaml:3: gate 1 (gpu.idle_pct): max: NaN is not a finite number"},
+		{[]string{"analyze", trace, "--policy", infParam}, "infparam.yaml:4: rule kernel-gap parameter min_gap_us: +Inf is not a finite number"},
+		{[]string{"batch", trace, "--out", filepath.Join(dir, "out"), "--policy", negParam}, "negparam.yaml:4: rule kernel-gap parameter warn_pct: -1 must not be negative"},
+	} {
+		code, _, stderr := runCLI(tc.args...)
+		if code != exitInput || !strings.Contains(stderr, tc.stderr) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", tc.args[1:], code, stderr, tc.stderr)
+		}
+	}
+}
