@@ -192,7 +192,7 @@ func runBatch(g *globalOpts, opts *batchOptions) error {
 			return pipeline.Analyze(ctx, []string{path}, popts)
 		},
 		Render:   export.Render,
-		Progress: g.Stderr,
+		Progress: g.progress(),
 		TTY:      g.StderrIsTTY,
 	}
 	if f, ok := g.Stderr.(*os.File); ok && g.StderrIsTTY {

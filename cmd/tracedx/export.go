@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -137,7 +136,7 @@ func runExport(g *globalOpts, opts *exportOptions) error {
 			return usageError("%v", err)
 		}
 		win = &iv
-		fmt.Fprintf(g.Stderr, "export: window %d:%d ns (%s) around %s: %s\n", iv.Start, iv.End, iv.Len(), opts.Around, f.Title)
+		g.info("export: window %d:%d ns (%s) around %s: %s", iv.Start, iv.End, iv.Len(), opts.Around, f.Title)
 	}
 
 	if opts.To == "perfetto" {
@@ -151,7 +150,7 @@ func runExport(g *globalOpts, opts *exportOptions) error {
 			return nil
 		}
 		if st, err := os.Stat(opts.Output); err == nil && st.Mode().IsRegular() {
-			fmt.Fprintf(g.Stderr, "export: wrote %s (%d bytes)\n", opts.Output, st.Size())
+			g.info("export: wrote %s (%d bytes)", opts.Output, st.Size())
 		}
 		return nil
 	}
@@ -164,14 +163,14 @@ func runExport(g *globalOpts, opts *exportOptions) error {
 		return err
 	}
 	for _, f := range files {
-		fmt.Fprintf(g.Stderr, "export: wrote %s (%d rows)\n", f.Path, f.Rows)
+		g.info("export: wrote %s (%d rows)", f.Path, f.Rows)
 	}
 	if format == timeline.Parquet && win == nil { // summary tables of the whole capture
 		paths, err := parquet.WriteSummary(filepath.Join(opts.Output, "summary"), strings.Join(opts.Files, ","), pipeline.AnalyzeSet(set, popts))
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(g.Stderr, "export: wrote %d summary tables in %s\n", len(paths), filepath.Join(opts.Output, "summary"))
+		g.info("export: wrote %d summary tables in %s", len(paths), filepath.Join(opts.Output, "summary"))
 	}
 	return nil
 }

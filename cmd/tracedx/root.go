@@ -59,6 +59,14 @@ func (g *globalOpts) debug(format string, args ...any) {
 	}
 }
 
+// progress is where progress is drawn: nowhere under --quiet.
+func (g *globalOpts) progress() io.Writer {
+	if g.Quiet {
+		return io.Discard
+	}
+	return g.Stderr
+}
+
 // exitError carries an exit code through cobra.
 type exitError struct {
 	code int
@@ -176,7 +184,9 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 	}()
 	root := newRootCmd(g)
 	root.SetArgs(args)
+	start := time.Now()
 	err := root.Execute()
+	g.debug("finished in %s (exit %d)", time.Since(start).Round(time.Millisecond), exitCode(err))
 	if c := sigCode.Load(); c != 0 {
 		name := "interrupted"
 		if c == exitSIGTERM {
@@ -223,7 +233,8 @@ disk or I/O error on an output, an internal error); 130 interrupted (SIGINT),
 
 An input FILE of - is read from standard input (spooled to a temporary file
 first: the importers read files by path); -o - writes to standard output.
-NO_COLOR or TERM=dumb turn terminal control codes (the batch progress bar) off.`,
+NO_COLOR or TERM=dumb turn terminal control codes (the batch progress bar) off;
+so does a standard error that is not a terminal.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       version.Version,
@@ -234,6 +245,13 @@ NO_COLOR or TERM=dumb turn terminal control codes (the batch progress bar) off.`
 		return usageError("%v (see '%s --help')", err, c.CommandPath())
 	})
 	root.SetVersionTemplate("{{.Name}} {{.Version}}\n")
+	// --version without cobra's -v shorthand: -v is not --version (as in gh
+	// and kubectl); 'tracedx version' prints the commit and date too.
+	root.Flags().Bool("version", false, "print the version and exit")
+	pf := root.PersistentFlags()
+	pf.BoolVarP(&g.Quiet, "quiet", "q", false, "print nothing on stderr but warnings and errors (no progress)")
+	pf.BoolVar(&g.Verbose, "verbose", false, "also print timings and what each step did on stderr")
+	root.MarkFlagsMutuallyExclusive("quiet", "verbose")
 	// The whole command tree, in one place.
 	root.AddCommand(
 		newAnalyzeCmd(g, nil),
@@ -243,7 +261,9 @@ NO_COLOR or TERM=dumb turn terminal control codes (the batch progress bar) off.`
 		newInfoCmd(g, nil),
 		newRulesCmd(g),
 		newVersionCmd(g),
+		newDocsCmd(root),
 	)
+	registerValueCompletions(root)
 	return root
 }
 
