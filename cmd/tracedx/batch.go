@@ -159,7 +159,7 @@ func runBatch(g *globalOpts, opts *batchOptions) error {
 		_, err := reg.Detect(path)
 		return err == nil
 	}
-	items, err := batch.Expand(opts.Inputs, opts.Manifests, detect)
+	items, err := batch.Expand(opts.Inputs, opts.Manifests, detect, batch.OutputDirs(opts.Out)...)
 	if err != nil {
 		return usageError("%v", err)
 	}
