@@ -181,7 +181,7 @@ func runAnalyze(g *globalOpts, opts *analyzeOptions) error {
 			return err
 		}
 	}
-	if err := checkInputs(opts.Files, " (use 'tracedx batch' for many traces)"); err != nil {
+	if err := g.checkInputs(opts.Files, " (use 'tracedx batch' for many traces)"); err != nil {
 		return err
 	}
 	renderOpts, err := opts.renderOptions()
@@ -220,9 +220,10 @@ func runAnalyze(g *globalOpts, opts *analyzeOptions) error {
 	return nil
 }
 
-// checkInputs checks that every input exists and is not a folder ("-" is
-// standard input); hint is added to the folder message.
-func checkInputs(files []string, hint string) error {
+// checkInputs checks that every input exists, is not a folder ("-" is
+// standard input) and fits in the memory limit; hint is added to the
+// folder message.
+func (g *globalOpts) checkInputs(files []string, hint string) error {
 	for _, f := range files {
 		if f == "-" {
 			continue
@@ -233,7 +234,7 @@ func checkInputs(files []string, hint string) error {
 			return usageError("%s: is a directory%s", f, hint)
 		}
 	}
-	return nil
+	return g.Mem.checkFits(files)
 }
 
 func unwrapPathError(err error) error {

@@ -189,6 +189,9 @@ func runBatch(g *globalOpts, opts *batchOptions) error {
 		Force:  opts.Force,
 		NoSync: !opts.Fsync,
 		Analyze: func(ctx context.Context, path string) (*model.Report, error) {
+			if err := g.Mem.checkFits([]string{path}); err != nil {
+				return nil, err
+			}
 			return pipeline.Analyze(ctx, []string{path}, popts)
 		},
 		Render:   export.Render,

@@ -102,7 +102,7 @@ func runDiff(g *globalOpts, opts *diffOptions) error {
 	if len(opts.Base) == 0 || len(opts.Candidate) == 0 {
 		return usageError("diff: want BASE and CANDIDATE (files, or comma-separated lists of rank files)")
 	}
-	if err := checkInputs(append(append([]string{}, opts.Base...), opts.Candidate...), ""); err != nil {
+	if err := g.checkInputs(append(append([]string{}, opts.Base...), opts.Candidate...), ""); err != nil {
 		return err
 	}
 	cfg, err := detectorConfig(opts.Params, opts.Disable)

@@ -109,7 +109,7 @@ func runExport(g *globalOpts, opts *exportOptions) error {
 	if st, err := os.Stat(opts.Output); err == nil && opts.To != "perfetto" && !st.IsDir() {
 		return usageError("-o %s: exists and is not a directory", opts.Output)
 	}
-	if err := checkInputs(opts.Files, ""); err != nil {
+	if err := g.checkInputs(opts.Files, ""); err != nil {
 		return err
 	}
 	popts := pipeline.Options{Format: opts.InputFormat}

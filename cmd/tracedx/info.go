@@ -77,6 +77,9 @@ type infoJSON struct {
 }
 
 func runInfo(g *globalOpts, opts *infoOptions) error {
+	if err := g.checkInputs([]string{opts.File}, ""); err != nil {
+		return err
+	}
 	set, err := pipeline.Load(g.Ctx, []string{opts.File}, pipeline.Options{Format: opts.InputFormat})
 	if err != nil {
 		return err

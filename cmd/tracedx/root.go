@@ -43,6 +43,8 @@ type globalOpts struct {
 	// Quiet drops progress and informational messages on stderr (errors
 	// and warnings stay); Verbose adds timings and per-input summaries.
 	Quiet, Verbose bool
+	// Mem is the memory limit inputs are checked against (memlimit.go).
+	Mem memLimit
 }
 
 // info prints an informational line on stderr unless --quiet.
@@ -119,9 +121,10 @@ func exitCode(err error) int {
 var errInternal = errors.New("internal error")
 
 // resourceError reports a failure of the machine rather than of the input:
-// no space, quota, I/O error, file too large, read-only file system.
+// no space, quota, I/O error, file too large, read-only file system, an
+// input too large for the memory limit.
 func resourceError(err error) bool {
-	for _, e := range []error{syscall.ENOSPC, syscall.EDQUOT, syscall.EIO, syscall.EFBIG, syscall.EROFS} {
+	for _, e := range []error{syscall.ENOSPC, syscall.EDQUOT, syscall.EIO, syscall.EFBIG, syscall.EROFS, syscall.ENOMEM} {
 		if errors.Is(err, e) {
 			return true
 		}
@@ -172,7 +175,7 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 			}
 		}
 	}()
-	g := &globalOpts{Stdout: stdout, Stderr: stderr, Ctx: ctx}
+	g := &globalOpts{Stdout: stdout, Stderr: stderr, Ctx: ctx, Mem: setSoftMemoryLimit()}
 	if f, ok := stderr.(*os.File); ok {
 		g.StderrIsTTY = term.IsTerminal(int(f.Fd())) && colorAllowed()
 	}
@@ -228,8 +231,12 @@ detectors over it and writes a report fit for a bug ticket or a CI gate.
 
 Exit codes: 0 ok; 1 the gate failed (findings at or above --fail-on, a policy
 condition, a diff regression); 2 bad input or usage; 3 could not finish (a full
-disk or I/O error on an output, an internal error); 130 interrupted (SIGINT),
-143 terminated (SIGTERM).
+disk or I/O error on an output, an input too large for the memory limit, an
+internal error); 130 interrupted (SIGINT), 143 terminated (SIGTERM).
+
+Memory: GOMEMLIMIT is honoured; otherwise the collector's soft limit is half of
+ulimit -v, or three quarters of the cgroup's or the machine's memory. Inputs
+whose uncompressed size exceeds that limit are refused before reading (exit 3).
 
 An input FILE of - is read from standard input (spooled to a temporary file
 first: the importers read files by path); -o - writes to standard output.
@@ -252,6 +259,11 @@ so does a standard error that is not a terminal.`,
 	pf.BoolVarP(&g.Quiet, "quiet", "q", false, "print nothing on stderr but warnings and errors (no progress)")
 	pf.BoolVar(&g.Verbose, "verbose", false, "also print timings and what each step did on stderr")
 	root.MarkFlagsMutuallyExclusive("quiet", "verbose")
+	root.PersistentPreRun = func(cmd *cobra.Command, args []string) {
+		if g.Mem.Bytes > 0 {
+			g.debug("memory: %s of %s; collector's soft limit %s %s", g.Mem.Source, humanSize(g.Mem.Bytes), humanSize(g.Mem.Soft), g.Mem.SoftFrom)
+		}
+	}
 	// The whole command tree, in one place.
 	root.AddCommand(
 		newAnalyzeCmd(g, nil),
