@@ -98,16 +98,16 @@ func (m memLimit) checkFits(files []string) error {
 // or for gzip its uncompressed size (the trailer's ISIZE, at least the
 // compressed size: ISIZE wraps at 4 GiB).
 func inputFootprint(path string) int64 {
-	f, err := os.Open(path)
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	st, err := f.Stat()
+	st, err := os.Stat(path)
 	if err != nil || !st.Mode().IsRegular() {
-		return 0
+		return 0 // never open a FIFO or a device here: opening may block
 	}
 	size := st.Size()
+	f, err := os.Open(path)
+	if err != nil {
+		return size
+	}
+	defer f.Close()
 	var head [2]byte
 	if _, err := f.ReadAt(head[:], 0); err != nil || head != [2]byte{0x1f, 0x8b} || size < 18 {
 		return size
