@@ -18,6 +18,22 @@ type Options struct {
 	// Full writes every row, finding and evidence window instead of the
 	// ticket-sized default (--detail full).
 	Full bool
+	// MaxNameBytes caps the names written (kernels, ranges, files): a
+	// longer one is cut and tagged with a hash (ShortenName). 0 means
+	// DefaultMaxNameBytes; a negative value turns the cap off
+	// (--max-name-bytes).
+	MaxNameBytes int
+}
+
+// names returns the name cap of o.
+func (o Options) names() names {
+	switch {
+	case o.MaxNameBytes == 0:
+		return DefaultMaxNameBytes
+	case o.MaxNameBytes < 0:
+		return 0
+	}
+	return names(o.MaxNameBytes)
 }
 
 // htmlRenderer renders the HTML report; package export/html registers it

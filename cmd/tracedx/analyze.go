@@ -30,6 +30,8 @@ type analyzeOptions struct {
 	Disable     []string
 	MaxWarnings int
 	Detail      string // --detail: ticket or full
+	// MaxNameBytes is --max-name-bytes (0: no cap).
+	MaxNameBytes int
 	// Hooks let other parts of the CLI (the policy file) adjust the run and
 	// gate the report; each may be nil.
 	Configure []func(cfg *detectors.Config) error

@@ -29,6 +29,8 @@ type exportOptions struct {
 	NoFlows     bool
 	Absolute    bool
 	MaxWarnings int
+	// MaxNameBytes is --max-name-bytes (0: no cap).
+	MaxNameBytes int
 }
 
 var exportTargets = []string{"parquet", "arrow", "perfetto"}
@@ -80,6 +82,7 @@ to attach to a ticket; --range START_NS:END_NS picks the time range by hand.`,
 	f.BoolVar(&opts.NoFlows, "no-flows", false, "perfetto: leave out launch → kernel flow arrows")
 	f.BoolVar(&opts.Absolute, "absolute-time", false, "perfetto: keep epoch-scale timestamps instead of writing them relative to a whole-second origin")
 	f.IntVar(&opts.MaxWarnings, "max-warnings", 1000, "import warnings kept per file")
+	addMaxNameFlag(cmd, &opts.MaxNameBytes)
 	_ = cmd.RegisterFlagCompletionFunc("to", cobra.FixedCompletions(exportTargets, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
@@ -91,6 +94,10 @@ func runExport(g *globalOpts, opts *exportOptions) error {
 		return usageError("export: --to is required (%s)", strings.Join(exportTargets, ", "))
 	default:
 		return usageError("--to %q: want one of %s", opts.To, strings.Join(exportTargets, ", "))
+	}
+	maxName, err := nameCap(opts.MaxNameBytes)
+	if err != nil {
+		return err
 	}
 	if opts.To != "perfetto" && (opts.Output == "" || opts.Output == "-") {
 		return usageError("export --to %s: -o DIR is required (one file per table is written there)", opts.To)
@@ -141,7 +148,7 @@ func runExport(g *globalOpts, opts *exportOptions) error {
 
 	if opts.To == "perfetto" {
 		write := func(w io.Writer) error {
-			return perfetto.Write(w, set, perfetto.Options{Range: win, Findings: findings, NoFlows: opts.NoFlows, Absolute: opts.Absolute})
+			return perfetto.Write(w, set, perfetto.Options{Range: win, Findings: findings, NoFlows: opts.NoFlows, Absolute: opts.Absolute, MaxNameBytes: maxName})
 		}
 		if err := g.writeOutput(opts.Output, write); err != nil {
 			return err

@@ -38,3 +38,29 @@ func TestRejectNonFiniteValues(t *testing.T) {
 		}
 	}
 }
+
+// TestMaxNameBytesFlag: --max-name-bytes applies to reports and to the
+// Perfetto export alike (0 = no cap; below 64 is refused).
+func TestMaxNameBytesFlag(t *testing.T) {
+	dir := t.TempDir()
+	long := "kernel_" + strings.Repeat("z", 20000)
+	trace := writeJob(t, filepath.Join(dir, "long.json"), 0, "Test GPU", []kspec{{long, 0, 100}}, nil)
+	tag := "…[20007 bytes, sha256 "
+	for _, tc := range []struct {
+		args  []string
+		whole bool
+	}{
+		{[]string{"export", trace, "--to", "perfetto", "-o", "-"}, false},
+		{[]string{"export", trace, "--to", "perfetto", "-o", "-", "--max-name-bytes", "0"}, true},
+		{[]string{"analyze", trace, "-f", "md", "--detail", "full", "--max-name-bytes", "100"}, false},
+		{[]string{"analyze", trace, "-f", "md", "--detail", "full", "--max-name-bytes", "0"}, true},
+	} {
+		code, out, stderr := runCLI(tc.args...)
+		if code != 0 || strings.Contains(out, long) != tc.whole || !tc.whole && !strings.Contains(out, tag) {
+			t.Errorf("%v: exit %d (%s), whole name %v, tag %v", tc.args[2:], code, stderr, strings.Contains(out, long), strings.Contains(out, tag))
+		}
+	}
+	if code, _, _ := runCLI("export", trace, "--to", "perfetto", "-o", "-", "--max-name-bytes", "10"); code != exitInput {
+		t.Errorf("--max-name-bytes 10: exit %d, want 2", code)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 
+	"github.com/tracedx/tracedx/export"
 	"github.com/tracedx/tracedx/internal/tracejson"
 	"github.com/tracedx/tracedx/model"
 )
@@ -29,6 +30,10 @@ type Options struct {
 	// that the microsecond doubles viewers parse keep nanosecond precision;
 	// the origin is recorded in otherData.time_origin_ns.
 	Absolute bool
+	// MaxNameBytes caps every name and string argument written (kernel,
+	// range and API names, paths) with export.ShortenName: 0 means
+	// export.DefaultMaxNameBytes, a negative value no cap.
+	MaxNameBytes int
 }
 
 // largeTime is where times stop fitting a double's 53-bit mantissa at
@@ -75,7 +80,10 @@ func Origin(set *model.TraceSet) int64 {
 
 // Write writes set as Chrome trace-event JSON to w.
 func Write(w io.Writer, set *model.TraceSet, opts Options) error {
-	e := &encoder{w: bufio.NewWriterSize(w, 1<<16), win: opts.Range}
+	e := &encoder{w: bufio.NewWriterSize(w, 1<<16), win: opts.Range, maxName: export.DefaultMaxNameBytes}
+	if opts.MaxNameBytes != 0 {
+		e.maxName = max(opts.MaxNameBytes, 0)
+	}
 	if !opts.Absolute {
 		e.origin = Origin(set)
 	}
@@ -115,7 +123,9 @@ type encoder struct {
 	n      int // events written
 	flowID int64
 	origin int64 // subtracted from every ts
-	err    error
+	// maxName caps strings (0: no cap); see Options.MaxNameBytes.
+	maxName int
+	err     error
 }
 
 func (e *encoder) raw(s string) {
@@ -158,7 +168,7 @@ func (e *encoder) str(key, v string) {
 	e.b = append(e.b, ',', '"')
 	e.b = append(e.b, key...)
 	e.b = append(e.b, '"', ':')
-	e.b = tracejson.AppendString(e.b, v)
+	e.b = tracejson.AppendString(e.b, export.ShortenName(v, e.maxName))
 }
 
 func (e *encoder) int(key string, v int64) {
@@ -194,7 +204,7 @@ func (e *encoder) argStr(key, v string) {
 	e.argSep()
 	e.b = tracejson.AppendString(e.b, key)
 	e.b = append(e.b, ':')
-	e.b = tracejson.AppendString(e.b, v)
+	e.b = tracejson.AppendString(e.b, export.ShortenName(v, e.maxName))
 }
 
 func (e *encoder) argInt(key string, v int64) {
@@ -247,7 +257,7 @@ func (e *encoder) header(set *model.TraceSet) {
 		if i > 0 {
 			e.b = append(e.b, ',')
 		}
-		e.b = tracejson.AppendString(e.b, t.Path)
+		e.b = tracejson.AppendString(e.b, export.ShortenName(t.Path, e.maxName))
 	}
 	e.b = append(e.b, ']')
 	if e.origin != 0 {
