@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/tracedx/tracedx/export"
 	"github.com/tracedx/tracedx/importers"
 	"github.com/tracedx/tracedx/internal/outfile"
 	"github.com/tracedx/tracedx/internal/version"
@@ -30,6 +31,9 @@ const (
 	exitSIGINT  = 130 // interrupted (128 + SIGINT)
 	exitSIGTERM = 143 // terminated (128 + SIGTERM)
 )
+
+// maxErrorBytes bounds the error line printed on stderr.
+const maxErrorBytes = 4096
 
 // globalOpts are shared by every command.
 type globalOpts struct {
@@ -196,7 +200,7 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 			name = "terminated"
 		}
 		if err != nil && !errors.Is(err, context.Canceled) {
-			fmt.Fprintf(stderr, "tracedx: %s\n", strings.TrimSpace(err.Error()))
+			fmt.Fprintf(stderr, "tracedx: %s\n", export.ShortenName(strings.TrimSpace(err.Error()), maxErrorBytes))
 		}
 		fmt.Fprintf(stderr, "tracedx: %s\n", name)
 		return int(c)
@@ -204,7 +208,8 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 	if err != nil {
 		var ee *exitError
 		if !(errors.As(err, &ee) && ee.err == nil) {
-			msg := strings.TrimSpace(err.Error())
+			// One bounded line: an input can put anything in an error.
+			msg := export.ShortenName(strings.TrimSpace(err.Error()), maxErrorBytes)
 			fmt.Fprintf(stderr, "tracedx: %s\n", msg)
 		}
 	}

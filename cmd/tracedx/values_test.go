@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -62,5 +63,22 @@ func TestMaxNameBytesFlag(t *testing.T) {
 	}
 	if code, _, _ := runCLI("export", trace, "--to", "perfetto", "-o", "-", "--max-name-bytes", "10"); code != exitInput {
 		t.Errorf("--max-name-bytes 10: exit %d, want 2", code)
+	}
+}
+
+// TestWarningsBounded: a 200,000-digit timestamp no longer makes a warning
+// line as long as the number, in info or in a report.
+func TestWarningsBounded(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "t.json")
+	doc := `{"schemaVersion":1,"traceEvents":[{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":1` +
+		strings.Repeat("9", 200000) + `,"dur":5,"args":{"device":0,"stream":7}}]}`
+	if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"info", path}, {"analyze", path, "-f", "md"}, {"analyze", path, "-f", "json"}} {
+		code, out, stderr := runCLI(args...)
+		if len(out)+len(stderr) > 20000 {
+			t.Errorf("%v: exit %d, %d bytes of output", args, code, len(out)+len(stderr))
+		}
 	}
 }

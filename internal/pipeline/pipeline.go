@@ -109,6 +109,7 @@ func Load(ctx context.Context, paths []string, opts Options) (*model.TraceSet, e
 		if spool != "" && t.Path == spool {
 			t.Path = StdinName
 		}
+		capWarnings(t, opts.Import.MaxWarnings)
 	}
 	set := model.NewTraceSet(traces)
 	checkRanks(set)
