@@ -23,6 +23,11 @@ import (
 //   - inputs that cannot fit are refused before reading, with one line and
 //     exit 3 (a resource error, like a full disk), instead of a runtime
 //     dump once an allocation fails.
+//
+// ulimit -v limits address space, not memory: the Go runtime reserves
+// address space well beyond the heap, and below about 2 GB (1.5 GB: 2 runs
+// of the small bundled example in 8 died in the runtime) even small inputs
+// can fail there. Prefer a cgroup limit or GOMEMLIMIT.
 
 // memLimit is the memory tracedx may use and where that limit comes from.
 type memLimit struct {

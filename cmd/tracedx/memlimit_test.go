@@ -52,7 +52,7 @@ func TestMemoryLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.WriteString(`{"traceEvents":[`)
-	if err := f.Truncate(2 << 30); err != nil { // sparse: no disk used
+	if err := f.Truncate(5 << 29); err != nil { // sparse: no disk used
 		t.Skip(err)
 	}
 	f.Close()
@@ -60,14 +60,14 @@ func TestMemoryLimit(t *testing.T) {
 	writeKinetoTrace(t, small, 10, 30, false)
 
 	for _, cmd := range [][]string{{"analyze", big}, {"info", big}, {"export", big, "--to", "perfetto", "-o", filepath.Join(dir, "x.json")}} {
-		code, stderr := underUlimit(t, "1500000", nil, cmd...)
+		code, stderr := underUlimit(t, "2000000", nil, cmd...)
 		lines := strings.Split(strings.TrimSpace(stderr), "\n")
 		if code != exitOutput || len(lines) != 1 || !strings.Contains(stderr, "above the ulimit -v of") || strings.Contains(stderr, "goroutine") {
 			t.Errorf("%s under ulimit -v: exit %d, stderr:\n%s", cmd[0], code, stderr)
 		}
 	}
-	code, stderr := underUlimit(t, "1500000", nil, "analyze", small, "--verbose", "-o", filepath.Join(dir, "r.md"))
-	if code != 0 || !strings.Contains(stderr, "memory: ulimit -v of 1.4 GiB; collector's soft limit 732 MiB") {
+	code, stderr := underUlimit(t, "2000000", nil, "analyze", small, "--verbose", "-o", filepath.Join(dir, "r.md"))
+	if code != 0 || !strings.Contains(stderr, "memory: ulimit -v of 1.9 GiB; collector's soft limit 977 MiB") {
 		t.Errorf("small input under ulimit -v: exit %d\n%s", code, stderr)
 	}
 	code, stderr = underUlimit(t, "unlimited", []string{"GOMEMLIMIT=300MiB"}, "version", "--verbose")
@@ -75,7 +75,7 @@ func TestMemoryLimit(t *testing.T) {
 		t.Errorf("GOMEMLIMIT: exit %d\n%s", code, stderr)
 	}
 	// In a batch, the input that cannot fit is that input's error.
-	code, stderr = underUlimit(t, "1500000", nil, "batch", big, small, "--out", filepath.Join(dir, "out"), "-q", "--jobs", "1")
+	code, stderr = underUlimit(t, "2000000", nil, "batch", big, small, "--out", filepath.Join(dir, "out"), "-q", "--jobs", "1")
 	if code != exitInput || !strings.Contains(stderr, "1 of 2 inputs could not be read") {
 		t.Errorf("batch under ulimit -v: exit %d\n%s", code, stderr)
 	}
