@@ -3,6 +3,7 @@ package parquet
 import (
 	"context"
 	"fmt"
+	"github.com/tracedx/tracedx/export/parquet/parquettest"
 	"os"
 	"path/filepath"
 	"sort"
@@ -267,7 +268,7 @@ func TestReadText(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	lines, err := ReadText(filepath.Join(dir, "inputs.parquet"), mem)
+	lines, err := parquettest.ReadText(filepath.Join(dir, "inputs.parquet"), mem)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -343,7 +344,7 @@ func TestSummaryTablesReadBack(t *testing.T) {
 		TableMemory: {"input=a.json|rank=<null>|device=0|peak_allocated_bytes=<null>|peak_reserved_bytes=<null>|events=3"},
 	}
 	for tb, w := range want {
-		got, err := ReadText(filepath.Join(dir, FileName(tb, "")), nil)
+		got, err := parquettest.ReadText(filepath.Join(dir, FileName(tb, "")), nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -47,7 +47,7 @@ var rules = []struct {
 
 // testSupport are the generators, fixtures and corpus helpers of tests.
 var testSupport = []string{"internal/fixture", "internal/kinetogen", "internal/nsysgen", "internal/corpus",
-	"compare/comparetest", "detectors/internal/e2e", "detectors/internal/detectortest"}
+	"compare/comparetest", "detectors/internal/e2e", "detectors/internal/detectortest", "export/parquet/parquettest"}
 
 // knownViolations are arrows that run backwards today and are being
 // removed; an entry that no longer occurs fails the test, so the list can
