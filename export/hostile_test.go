@@ -156,18 +156,39 @@ func TestHostileNames(t *testing.T) {
 	}
 }
 
-// TestMaxNameBytes: the cap shortens with a hash; two long names differ.
+// TestMaxNameBytes: the cap shortens with a hash; two long names differ;
+// the renderers take it from Options (--max-name-bytes), 0 = the default
+// and a negative value = no cap.
 func TestMaxNameBytes(t *testing.T) {
-	defer func(v int) { export.MaxNameBytes = v }(export.MaxNameBytes)
-	export.MaxNameBytes = 100
 	a, b := strings.Repeat("x", 200)+"a", strings.Repeat("x", 200)+"b"
-	sa, sb := export.Shorten(a), export.Shorten(b)
+	sa, sb := export.ShortenName(a, 100), export.ShortenName(b, 100)
 	if len(sa) > 100 || sa == sb || !strings.Contains(sa, "201 bytes") {
 		t.Errorf("shortened: %q / %q", sa, sb)
 	}
-	export.MaxNameBytes = 0
-	if export.Shorten(a) != a {
-		t.Errorf("cap 0 must keep names whole")
+	if export.ShortenName(a, 0) != a || export.ShortenName(a, 201) != a {
+		t.Errorf("no cap, or a name at the cap, must stay whole")
+	}
+	long := "kernel_" + strings.Repeat("y", 10000)
+	r := &model.Report{Kernels: []model.KernelSummary{{Name: long, Count: 1, Total: 1000}},
+		Devices: []model.DeviceSummary{{Device: 0, Span: 2000, Busy: 1000, Compute: 1000, Idle: 1000, Kernels: 1}}}
+	for _, format := range []string{"md"} { // text cuts table names to the column anyway
+		for _, tc := range []struct {
+			max     int
+			whole   bool
+			maxSize int
+		}{{0, false, export.DefaultMaxNameBytes}, {100, false, 100}, {-1, true, 0}} {
+			var buf bytes.Buffer
+			if err := export.RenderOpts(&buf, r, format, export.Options{MaxNameBytes: tc.max, Full: true}); err != nil {
+				t.Fatal(err)
+			}
+			out := buf.String()
+			if strings.Contains(out, long) != tc.whole {
+				t.Errorf("%s, cap %d: whole name written = %v", format, tc.max, !tc.whole)
+			}
+			if !tc.whole && !strings.Contains(out, "…[10007 bytes, sha256 ") {
+				t.Errorf("%s, cap %d: no shortened name in\n%.300s", format, tc.max, out)
+			}
+		}
 	}
 }
 

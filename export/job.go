@@ -86,13 +86,13 @@ var rankHeader = []string{"rank", "GPUs", "busy", "idle", "exposed comm", "mean 
 
 // writeJobMD writes the job section first in a multi-rank Markdown report;
 // past 16 ranks the table is folded in <details>.
-func writeJobMD(p func(string, ...any), r *model.Report) {
+func writeJobMD(p func(string, ...any), nm names, r *model.Report) {
 	if !r.Job.MultiRank() {
 		return
 	}
 	j := r.Job
-	p("## Job: %s\n\n", mdText(j.Describe()))
-	p("Ranks given: %s", mdText(j.RanksText()))
+	p("## Job: %s\n\n", nm.md(j.Describe()))
+	p("Ranks given: %s", nm.md(j.RanksText()))
 	if j.Unranked > 0 {
 		p("; %d input(s) without a rank", j.Unranked)
 	}
@@ -168,7 +168,7 @@ func isRankMetric(f *model.Finding, name string) bool {
 }
 
 // writeRankTableMD writes a grouped finding's per-rank table (folded past 8 ranks).
-func writeRankTableMD(p func(string, ...any), f *model.Finding) {
+func writeRankTableMD(p func(string, ...any), nm names, f *model.Finding) {
 	if len(f.Ranks) == 0 {
 		return
 	}
@@ -179,7 +179,7 @@ func writeRankTableMD(p func(string, ...any), f *model.Finding) {
 	}
 	p("| rank |")
 	for _, c := range cols {
-		p(" %s |", mdCode(c))
+		p(" %s |", nm.code(c))
 	}
 	p("\n|---|%s\n", strings.Repeat("--:|", len(cols)))
 	for _, r := range f.Ranks {
@@ -187,7 +187,7 @@ func writeRankTableMD(p func(string, ...any), f *model.Finding) {
 		for _, c := range cols {
 			if m, ok := f.RankMetric(r, c); ok {
 				m.Name = c
-				p(" %s |", mdText(formatMetric(m)))
+				p(" %s |", nm.md(formatMetric(m)))
 			} else {
 				p(" - |")
 			}

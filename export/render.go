@@ -22,6 +22,22 @@ type Options struct {
 	// relative to the page, see html.PerfettoBeside); findings then link to
 	// it. "" = none.
 	Perfetto string
+	// MaxNameBytes caps the names written (kernels, ranges, files): a
+	// longer one is cut and tagged with a hash (ShortenName). 0 means
+	// DefaultMaxNameBytes; a negative value turns the cap off
+	// (--max-name-bytes).
+	MaxNameBytes int
+}
+
+// names returns the name cap of o.
+func (o Options) names() names {
+	switch {
+	case o.MaxNameBytes == 0:
+		return DefaultMaxNameBytes
+	case o.MaxNameBytes < 0:
+		return 0
+	}
+	return names(o.MaxNameBytes)
 }
 
 // htmlRenderer renders the HTML report; package export/html registers it

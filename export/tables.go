@@ -166,7 +166,7 @@ func summaryTables(r *model.Report, limit int) []sumTable {
 
 // writeTableText writes t as aligned columns; the name column (the last)
 // is cut to nameWidth.
-func writeTableText(p func(string, ...any), t sumTable, nameWidth int) {
+func writeTableText(p func(string, ...any), nm names, t sumTable, nameWidth int) {
 	p("\n%s\n", t.title)
 	widths := make([]int, len(t.head))
 	text := make([][]string, len(t.rows))
@@ -176,7 +176,7 @@ func writeTableText(p func(string, ...any), t sumTable, nameWidth int) {
 	for r, row := range t.rows {
 		text[r] = make([]string, len(row))
 		for i, c := range row {
-			s := textSafe(c.s)
+			s := nm.text(c.s)
 			if c.name {
 				s = truncate(s, nameWidth)
 			}
@@ -227,14 +227,14 @@ func isLeft(t sumTable, i int) bool {
 }
 
 // writeTableMD writes t as a GFM table.
-func writeTableMD(p func(string, ...any), t sumTable, level string) {
-	p("%s %s\n\n", level, mdText(t.title))
+func writeTableMD(p func(string, ...any), nm names, t sumTable, level string) {
+	p("%s %s\n\n", level, nm.md(t.title))
 	if t.note != "" {
-		p("%s\n\n", mdText(t.note))
+		p("%s\n\n", nm.md(t.note))
 	}
 	p("|")
 	for _, h := range t.head {
-		p(" %s |", mdText(h))
+		p(" %s |", nm.md(h))
 	}
 	p("\n|")
 	for i := range t.head {
@@ -249,9 +249,9 @@ func writeTableMD(p func(string, ...any), t sumTable, level string) {
 		p("|")
 		for _, c := range row {
 			if c.name {
-				p(" %s |", mdCode(c.s))
+				p(" %s |", nm.code(c.s))
 			} else {
-				p(" %s |", mdText(c.s))
+				p(" %s |", nm.md(c.s))
 			}
 		}
 		p("\n")
@@ -296,8 +296,8 @@ func SummaryTables(r *model.Report, limit int) []Table {
 	return out
 }
 
-// Shorten applies MaxNameBytes to a name (HTML and other renderers).
-func Shorten(s string) string { return shorten(s) }
+// Shorten applies the default name cap (DefaultMaxNameBytes) to a name.
+func Shorten(s string) string { return names(DefaultMaxNameBytes).short(s) }
 
 // EvidenceWhere describes where an evidence window is, with its offset from
 // its rank's first GPU activity.
@@ -306,5 +306,6 @@ func EvidenceWhere(r *model.Report, ev model.Evidence) string { return evidenceW
 // FormatMetric formats a finding metric for people (no exponents).
 func FormatMetric(m model.Metric) string { return formatMetric(m) }
 
-// TextSafe applies MaxNameBytes and escapes control characters (see textSafe).
-func TextSafe(s string) string { return textSafe(s) }
+// TextSafe applies the default name cap and escapes control characters
+// (see names.text).
+func TextSafe(s string) string { return names(DefaultMaxNameBytes).text(s) }

@@ -20,6 +20,7 @@ const (
 func Text(w io.Writer, r *model.Report) error { return textOpts(w, r, Options{}) }
 
 func textOpts(w io.Writer, r *model.Report, o Options) error {
+	nm := o.names()
 	limit := maxTextKernels
 	if o.Full {
 		limit = 0
@@ -30,16 +31,16 @@ func textOpts(w io.Writer, r *model.Report, o Options) error {
 	p("%s %s — %d input(s), %d finding(s): %d error, %d warning, %d info\n", r.ToolName, r.ToolVersion, len(r.Inputs), len(r.Findings), e, wn, in)
 	writeJobText(p, r)
 	for i, input := range r.Inputs {
-		p("  %s  [%s, rank %s]", textSafe(input.Path), input.Format, rankLabel(input.Rank))
+		p("  %s  [%s, rank %s]", nm.text(input.Path), input.Format, rankLabel(input.Rank))
 		if input.Producer != "" {
-			p("  %s", textSafe(input.Producer))
+			p("  %s", nm.text(input.Producer))
 		}
 		p("\n")
 		if i < len(r.Health) {
 			h := r.Health[i]
 			p("    holds: %s\n", orNone(strings.Join(h.Capabilities, ", ")))
 			for _, n := range h.Notes {
-				p("    note: %s\n", textSafe(n))
+				p("    note: %s\n", nm.text(n))
 			}
 			if h.Warnings > 0 {
 				p("    %d import warning(s)\n", h.Warnings)
@@ -50,32 +51,32 @@ func textOpts(w io.Writer, r *model.Report, o Options) error {
 		p("\nGPU time (window: %s)\n", r.Window)
 		p("  %-4s %-4s %-24s %12s %12s %7s %8s %8s %8s\n", "rank", "dev", "name", "span", "busy", "idle%", "compute%", "comm%", "memory%")
 		for _, d := range r.Devices {
-			p("  %-4s %-4d %-24s %12s %12s %6.1f%% %7.1f%% %7.1f%% %7.1f%%\n", rankLabel(d.Rank), d.Device, truncate(textSafe(d.Name), 24), d.Span, d.Busy,
+			p("  %-4s %-4d %-24s %12s %12s %6.1f%% %7.1f%% %7.1f%% %7.1f%%\n", rankLabel(d.Rank), d.Device, truncate(nm.text(d.Name), 24), d.Span, d.Busy,
 				pct(d.Idle, d.Span), pct(d.Compute, d.Span), pct(d.Communication, d.Span), pct(d.Memory, d.Span))
 		}
 	}
 	for _, t := range summaryTables(r, limit) {
-		writeTableText(p, t, 90)
+		writeTableText(p, nm, t, 90)
 	}
 	if len(r.Bench) > 0 {
-		writeBenchText(p, r)
+		writeBenchText(p, nm, r)
 	}
 	orig := origins(r)
 	if len(r.Findings) > 0 {
 		p("\nFindings\n")
 		for _, f := range r.Findings {
-			p("  [%s] %s: %s\n", strings.ToUpper(f.Severity.String()), f.Rule, textSafe(f.Title))
-			p("      %s\n", textSafe(f.Message))
+			p("  [%s] %s: %s\n", strings.ToUpper(f.Severity.String()), f.Rule, nm.text(f.Title))
+			p("      %s\n", nm.text(f.Message))
 			writeRankTableText(p, &f, "      ")
 			for i, ev := range f.Evidence {
 				if i == maxTextEvidence && !o.Full {
 					p("      … %d more evidence windows\n", len(f.Evidence)-maxTextEvidence)
 					break
 				}
-				p("      at %s: %s\n", evidenceWhere(ev, orig), textSafe(ev.Note))
+				p("      at %s: %s\n", evidenceWhere(ev, orig), nm.text(ev.Note))
 			}
 			if f.Recommendation != "" {
-				p("      fix: %s\n", textSafe(f.Recommendation))
+				p("      fix: %s\n", nm.text(f.Recommendation))
 			}
 		}
 	} else {
@@ -84,7 +85,7 @@ func textOpts(w io.Writer, r *model.Report, o Options) error {
 	if len(r.NotMeasurable) > 0 {
 		p("\nNot measurable\n")
 		for _, n := range r.NotMeasurable {
-			p("  %s: %s\n", n.Rule, textSafe(n.Reason))
+			p("  %s: %s\n", n.Rule, nm.text(n.Reason))
 		}
 	}
 	if len(r.Warnings) > 0 {
@@ -94,21 +95,21 @@ func textOpts(w io.Writer, r *model.Report, o Options) error {
 				p("  … %d more (use --format json for all)\n", len(r.Warnings)-maxTextWarnings)
 				break
 			}
-			p("  %s: %s: %s\n", textSafe(baseName(w.File)), textSafe(w.Position), textSafe(w.Message))
+			p("  %s: %s: %s\n", nm.text(baseName(w.File)), nm.text(w.Position), nm.text(w.Message))
 		}
 	}
 	return bw.Flush()
 }
 
-func writeBenchText(p func(string, ...any), r *model.Report) {
+func writeBenchText(p func(string, ...any), nm names, r *model.Report) {
 	for _, ib := range r.Bench {
 		b := ib.Bench
-		p("\nBenchmarks in %s\n", textSafe(baseName(ib.Path)))
+		p("\nBenchmarks in %s\n", nm.text(baseName(ib.Path)))
 		if b.NCCL.Version != "" || b.NCCL.Network != "" {
-			p("  NCCL %s, network %s, transports %s\n", textSafe(orNone(b.NCCL.Version)), textSafe(orNone(b.NCCL.Network)), textSafe(orNone(strings.Join(b.NCCL.Transports, ", "))))
+			p("  NCCL %s, network %s, transports %s\n", nm.text(orNone(b.NCCL.Version)), nm.text(orNone(b.NCCL.Network)), nm.text(orNone(strings.Join(b.NCCL.Transports, ", "))))
 		}
 		for _, run := range b.Runs {
-			p("  %-16s %s ranks %s nodes %-20s %3d sizes, peak busbw %s", textSafe(run.Collective), benchRanks(run), countOrUnknown(run.Nodes), truncate(textSafe(run.GPU), 20), len(run.Rows), peakBusBW(run))
+			p("  %-16s %s ranks %s nodes %-20s %3d sizes, peak busbw %s", nm.text(run.Collective), benchRanks(run), countOrUnknown(run.Nodes), truncate(nm.text(run.GPU), 20), len(run.Rows), peakBusBW(run))
 			if run.ReportedAvgBusBW >= 0 {
 				p(", avg %.3f GB/s", run.ReportedAvgBusBW)
 			}

@@ -218,6 +218,14 @@ func Parse(name string, data []byte) (*Policy, error) {
 		case !ValidMetricName(g.Metric):
 			bad(keyLine(gateNodeAt(gateNodes, i), "metric"), "gate %d: unknown metric %q (names start with one of %s; see docs/policy.md)", i+1, g.Metric, strings.Join(metricPrefixes, ", "))
 		}
+		for _, lim := range []struct {
+			key string
+			v   *float64
+		}{{"min", g.Min}, {"max", g.Max}} {
+			if err := checkLimit(lim.v); err != nil {
+				bad(keyLine(gateNodeAt(gateNodes, i), lim.key), "gate %d (%s): %s: %v", i+1, g.Metric, lim.key, err)
+			}
+		}
 		if g.Min == nil && g.Max == nil {
 			bad(g.Line, "gate %d (%s) has neither min nor max", i+1, g.Metric)
 		}
@@ -359,16 +367,18 @@ func (p *Policy) Check(list []*detectors.Detector) error {
 		}
 		sort.Strings(names)
 		for _, k := range names {
-			found := false
+			var found *detectors.Param
 			var known []string
-			for _, prm := range d.Params {
+			for i, prm := range d.Params {
 				known = append(known, prm.Name)
 				if prm.Name == k {
-					found = true
+					found = &d.Params[i]
 				}
 			}
-			if !found {
+			if found == nil {
 				errs = append(errs, &Error{File: p.Path, Line: r.ParamLines[k], Msg: fmt.Sprintf("rule %s has no parameter %q (it has: %s)", id, k, strings.Join(known, ", "))})
+			} else if err := CheckParamValue(*found, r.Params[k]); err != nil {
+				errs = append(errs, &Error{File: p.Path, Line: r.ParamLines[k], Msg: fmt.Sprintf("rule %s parameter %s: %v", id, k, err)})
 			}
 		}
 	}

@@ -31,6 +31,8 @@ type analyzeOptions struct {
 	MaxWarnings int
 	Steps       string // --steps
 	Detail      string // --detail: ticket or full
+	// MaxNameBytes is --max-name-bytes (0: no cap).
+	MaxNameBytes int
 	// Hooks let other parts of the CLI (the policy file) adjust the run and
 	// gate the report; each may be nil.
 	Configure []func(cfg *detectors.Config) error
@@ -115,16 +117,21 @@ func detectorConfig(params, disable []string) (detectors.Config, error) {
 		if !found {
 			return cfg, usageError("--param %q: unknown rule %s (see 'tracedx rules')", p, rule)
 		}
-		declared := false
-		for _, dp := range d.Params {
-			declared = declared || dp.Name == name
+		var declared *detectors.Param
+		for i, dp := range d.Params {
+			if dp.Name == name {
+				declared = &d.Params[i]
+			}
 		}
-		if !declared {
+		if declared == nil {
 			return cfg, usageError("--param %q: rule %s has no parameter %s (see 'tracedx rules explain %s')", p, rule, name, rule)
 		}
 		v, err := strconv.ParseFloat(val, 64)
 		if err != nil {
 			return cfg, usageError("--param %q: %s is not a number", p, val)
+		}
+		if err := policy.CheckParamValue(*declared, v); err != nil {
+			return cfg, usageError("--param %q: %v", p, err)
 		}
 		if cfg.Params[rule] == nil {
 			cfg.Params[rule] = map[string]float64{}
@@ -178,7 +185,7 @@ func runAnalyze(g *globalOpts, opts *analyzeOptions) error {
 			return err
 		}
 	}
-	if err := checkInputs(opts.Files, " (use 'tracedx batch' for many traces)"); err != nil {
+	if err := g.checkInputs(opts.Files, " (use 'tracedx batch' for many traces)"); err != nil {
 		return err
 	}
 	renderOpts, err := opts.renderOptions()
@@ -222,9 +229,10 @@ func runAnalyze(g *globalOpts, opts *analyzeOptions) error {
 	return nil
 }
 
-// checkInputs checks that every input exists and is not a folder ("-" is
-// standard input); hint is added to the folder message.
-func checkInputs(files []string, hint string) error {
+// checkInputs checks that every input exists, is not a folder ("-" is
+// standard input) and fits in the memory limit; hint is added to the
+// folder message.
+func (g *globalOpts) checkInputs(files []string, hint string) error {
 	for _, f := range files {
 		if f == "-" {
 			continue
@@ -235,7 +243,7 @@ func checkInputs(files []string, hint string) error {
 			return usageError("%s: is a directory%s", f, hint)
 		}
 	}
-	return nil
+	return g.Mem.checkFits(files)
 }
 
 func unwrapPathError(err error) error {

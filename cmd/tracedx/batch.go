@@ -171,7 +171,7 @@ func runBatch(g *globalOpts, opts *batchOptions) error {
 		_, err := reg.Detect(path)
 		return err == nil
 	}
-	items, err := batch.Expand(opts.Inputs, opts.Manifests, detect)
+	items, err := batch.Expand(opts.Inputs, opts.Manifests, detect, batch.OutputDirs(opts.Out)...)
 	if err != nil {
 		return usageError("%v", err)
 	}
@@ -207,10 +207,13 @@ func runBatch(g *globalOpts, opts *batchOptions) error {
 		NoSync:  !opts.Fsync,
 		Formats: formats,
 		Analyze: func(ctx context.Context, path string) (*model.Report, error) {
+			if err := g.Mem.checkFits([]string{path}); err != nil {
+				return nil, err
+			}
 			return pipeline.Analyze(ctx, []string{path}, popts)
 		},
 		Render:   export.Render,
-		Progress: g.Stderr,
+		Progress: g.progress(),
 		TTY:      g.StderrIsTTY,
 	}
 	if f, ok := g.Stderr.(*os.File); ok && g.StderrIsTTY {

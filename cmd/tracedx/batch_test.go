@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/tracedx/tracedx/export/parquet/parquettest"
 	"io"
 	"os"
 	"os/exec"
@@ -15,7 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tracedx/tracedx/export/parquet"
 	impall "github.com/tracedx/tracedx/importers/all"
 	"github.com/tracedx/tracedx/internal/fixture"
 	"github.com/tracedx/tracedx/internal/kinetogen"
@@ -161,7 +161,7 @@ func batchDatasetText(t testing.TB, out string) map[string][]string {
 	files, _ := filepath.Glob(filepath.Join(out, "dataset", "*.parquet"))
 	for _, f := range files {
 		table := strings.TrimSuffix(strings.SplitN(filepath.Base(f), "-", 2)[0], ".parquet")
-		lines, err := parquet.ReadText(f, nil)
+		lines, err := parquettest.ReadText(f, nil)
 		if err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -91,10 +92,10 @@ func runDiff(g *globalOpts, opts *diffOptions) error {
 	if !okFormat && opts.Format != "markdown" && opts.Format != "html" {
 		return usageError("--format %q: want one of %s, html", opts.Format, strings.Join(diffreport.Formats, ", "))
 	}
-	if opts.FailPct < 0 {
+	if !(opts.FailPct >= 0) || math.IsInf(opts.FailPct, 0) { // NaN fails every comparison
 		return usageError("--fail-on-regression %g: want a percentage >= 0", opts.FailPct)
 	}
-	if opts.MinOverlap < 0 || opts.MinOverlap > 1 {
+	if !(opts.MinOverlap >= 0 && opts.MinOverlap <= 1) {
 		return usageError("--min-overlap %g: want a fraction between 0 and 1", opts.MinOverlap)
 	}
 	if err := pipeline.CheckWindow(opts.Window); err != nil {
@@ -103,7 +104,7 @@ func runDiff(g *globalOpts, opts *diffOptions) error {
 	if len(opts.Base) == 0 || len(opts.Candidate) == 0 {
 		return usageError("diff: want BASE and CANDIDATE (files, or comma-separated lists of rank files)")
 	}
-	if err := checkInputs(append(append([]string{}, opts.Base...), opts.Candidate...), ""); err != nil {
+	if err := g.checkInputs(append(append([]string{}, opts.Base...), opts.Candidate...), ""); err != nil {
 		return err
 	}
 	cfg, err := detectorConfig(opts.Params, opts.Disable)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -30,6 +29,8 @@ type exportOptions struct {
 	NoFlows     bool
 	Absolute    bool
 	MaxWarnings int
+	// MaxNameBytes is --max-name-bytes (0: no cap).
+	MaxNameBytes int
 }
 
 var exportTargets = []string{"parquet", "arrow", "perfetto"}
@@ -83,6 +84,7 @@ to attach to a ticket; --range START_NS:END_NS picks the time range by hand.`,
 	f.BoolVar(&opts.NoFlows, "no-flows", false, "perfetto: leave out launch → kernel flow arrows")
 	f.BoolVar(&opts.Absolute, "absolute-time", false, "perfetto: keep epoch-scale timestamps instead of writing them relative to a whole-second origin")
 	f.IntVar(&opts.MaxWarnings, "max-warnings", 1000, "import warnings kept per file")
+	addMaxNameFlag(cmd, &opts.MaxNameBytes)
 	_ = cmd.RegisterFlagCompletionFunc("to", cobra.FixedCompletions(exportTargets, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
@@ -94,6 +96,10 @@ func runExport(g *globalOpts, opts *exportOptions) error {
 		return usageError("export: --to is required (%s)", strings.Join(exportTargets, ", "))
 	default:
 		return usageError("--to %q: want one of %s", opts.To, strings.Join(exportTargets, ", "))
+	}
+	maxName, err := nameCap(opts.MaxNameBytes)
+	if err != nil {
+		return err
 	}
 	if opts.To != "perfetto" && (opts.Output == "" || opts.Output == "-") {
 		return usageError("export --to %s: -o DIR is required (one file per table is written there)", opts.To)
@@ -112,7 +118,7 @@ func runExport(g *globalOpts, opts *exportOptions) error {
 	if st, err := os.Stat(opts.Output); err == nil && opts.To != "perfetto" && !st.IsDir() {
 		return usageError("-o %s: exists and is not a directory", opts.Output)
 	}
-	if err := checkInputs(opts.Files, ""); err != nil {
+	if err := g.checkInputs(opts.Files, ""); err != nil {
 		return err
 	}
 	popts := pipeline.Options{Format: opts.InputFormat}
@@ -139,13 +145,13 @@ func runExport(g *globalOpts, opts *exportOptions) error {
 			return usageError("%v", err)
 		}
 		win = &iv
-		fmt.Fprintf(g.Stderr, "export: window %d:%d ns (%s) around %s: %s\n", iv.Start, iv.End, iv.Len(), opts.Around, f.Title)
+		g.info("export: window %d:%d ns (%s) around %s: %s", iv.Start, iv.End, iv.Len(), opts.Around, f.Title)
 	}
 
 	if opts.To == "perfetto" {
 		write := func(w io.Writer) error {
 			return perfetto.Write(w, set, perfetto.Options{Range: win, Findings: findings, NoFlows: opts.NoFlows, Absolute: opts.Absolute,
-				Gzip: strings.HasSuffix(opts.Output, ".gz")})
+				Gzip: strings.HasSuffix(opts.Output, ".gz"), MaxNameBytes: maxName})
 		}
 		if err := g.writeOutput(opts.Output, write); err != nil {
 			return err
@@ -154,7 +160,7 @@ func runExport(g *globalOpts, opts *exportOptions) error {
 			return nil
 		}
 		if st, err := os.Stat(opts.Output); err == nil && st.Mode().IsRegular() {
-			fmt.Fprintf(g.Stderr, "export: wrote %s (%d bytes)\n", opts.Output, st.Size())
+			g.info("export: wrote %s (%d bytes)", opts.Output, st.Size())
 		}
 		return nil
 	}
@@ -167,14 +173,14 @@ func runExport(g *globalOpts, opts *exportOptions) error {
 		return err
 	}
 	for _, f := range files {
-		fmt.Fprintf(g.Stderr, "export: wrote %s (%d rows)\n", f.Path, f.Rows)
+		g.info("export: wrote %s (%d rows)", f.Path, f.Rows)
 	}
 	if format == timeline.Parquet && win == nil { // summary tables of the whole capture
 		paths, err := parquet.WriteSummary(filepath.Join(opts.Output, "summary"), strings.Join(opts.Files, ","), pipeline.AnalyzeSet(set, popts))
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(g.Stderr, "export: wrote %d summary tables in %s\n", len(paths), filepath.Join(opts.Output, "summary"))
+		g.info("export: wrote %d summary tables in %s", len(paths), filepath.Join(opts.Output, "summary"))
 	}
 	return nil
 }

@@ -294,6 +294,7 @@ func TestDiffCmd(t *testing.T) {
 	for _, args := range [][]string{
 		{"diff", base},
 		{"diff", base, filepath.Join(dir, "missing.json")},
+		{"diff", base, cand, "--format", "parquet"},
 		{"diff", base, cand, "--fail-on-regression", "-3"},
 		{"diff", base, cand, "--min-overlap", "2"},
 	} {

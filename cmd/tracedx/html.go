@@ -12,14 +12,38 @@ import (
 func addRenderFlags(cmd *cobra.Command, opts *analyzeOptions) {
 	f := cmd.Flags()
 	f.StringVar(&opts.Detail, "detail", "ticket", "text/md/html detail: ticket (Markdown under 60,000 characters, top rows) or full (everything)")
-	f.IntVar(&export.MaxNameBytes, "max-name-bytes", export.MaxNameBytes, "names longer than this are shortened with a hash in reports (0 = never)")
+	addMaxNameFlag(cmd, &opts.MaxNameBytes)
 	_ = cmd.RegisterFlagCompletionFunc("detail", cobra.FixedCompletions([]string{"ticket", "full"}, cobra.ShellCompDirectiveNoFileComp))
 }
 
-// renderOptions checks --detail and returns the renderer options; an HTML
-// report written to a file links to the Perfetto export beside it.
+// addMaxNameFlag adds --max-name-bytes (reports and Perfetto output).
+func addMaxNameFlag(cmd *cobra.Command, v *int) {
+	cmd.Flags().IntVar(v, "max-name-bytes", export.DefaultMaxNameBytes, "names longer than this are shortened with a hash (0 = never)")
+}
+
+// nameCap turns --max-name-bytes into the renderers' option (0 there
+// means the default; negative, no cap).
+func nameCap(flag int) (int, error) {
+	switch {
+	case flag < 0:
+		return 0, usageError("--max-name-bytes %d: want 0 (no cap) or a positive size", flag)
+	case flag == 0:
+		return -1, nil
+	case flag < 64:
+		return 0, usageError("--max-name-bytes %d: want at least 64 (room for the hash tag)", flag)
+	}
+	return flag, nil
+}
+
+// renderOptions checks --detail and --max-name-bytes and returns the
+// renderer options; an HTML report written to a file links to the Perfetto
+// export beside it.
 func (opts *analyzeOptions) renderOptions() (export.Options, error) {
-	var o export.Options
+	maxName, err := nameCap(opts.MaxNameBytes)
+	if err != nil {
+		return export.Options{}, err
+	}
+	o := export.Options{MaxNameBytes: maxName}
 	switch opts.Detail {
 	case "ticket", "":
 	case "full":

@@ -17,7 +17,7 @@ type infoOptions struct {
 	File        string
 	Validate    bool
 	Dump        bool
-	JSON        bool
+	Format      string
 	InputFormat string
 }
 
@@ -40,7 +40,21 @@ func newInfoCmd(g *globalOpts, runF func(*infoOptions) error) *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&opts.Validate, "validate", false, "check the imported model's invariants; exit 2 if they do not hold")
 	cmd.Flags().BoolVar(&opts.Dump, "dump", false, "print the canonical text dump of the imported model")
-	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the summary as JSON")
+	cmd.Flags().StringVarP(&opts.Format, "format", "f", "text", "summary format: text or json")
+	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions([]string{"text", "json"}, cobra.ShellCompDirectiveNoFileComp))
+	// --json was the first spelling; kept, hidden, as --format json.
+	var asJSON bool
+	cmd.Flags().BoolVar(&asJSON, "json", false, "same as --format json")
+	_ = cmd.Flags().MarkHidden("json")
+	cmd.PreRunE = func(cmd *cobra.Command, args []string) error {
+		if asJSON {
+			opts.Format = "json"
+		}
+		if opts.Format != "text" && opts.Format != "json" {
+			return usageError("--format %q: want text or json", opts.Format)
+		}
+		return nil
+	}
 	cmd.Flags().StringVar(&opts.InputFormat, "input-format", "", "force the input format instead of sniffing")
 	return cmd
 }
@@ -63,6 +77,9 @@ type infoJSON struct {
 }
 
 func runInfo(g *globalOpts, opts *infoOptions) error {
+	if err := g.checkInputs([]string{opts.File}, ""); err != nil {
+		return err
+	}
 	set, err := pipeline.Load(g.Ctx, []string{opts.File}, pipeline.Options{Format: opts.InputFormat})
 	if err != nil {
 		return err
@@ -78,7 +95,7 @@ func runInfo(g *globalOpts, opts *infoOptions) error {
 		vErr = t.Validate()
 	}
 	if !opts.Dump {
-		if opts.JSON {
+		if opts.Format == "json" {
 			if err := infoAsJSON(g, t, opts.Validate, vErr); err != nil {
 				return err
 			}

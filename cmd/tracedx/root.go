@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/tracedx/tracedx/export"
 	"github.com/tracedx/tracedx/importers"
 	"github.com/tracedx/tracedx/internal/outfile"
 	"github.com/tracedx/tracedx/internal/version"
@@ -31,6 +32,9 @@ const (
 	exitSIGTERM = 143 // terminated (128 + SIGTERM)
 )
 
+// maxErrorBytes bounds the error line printed on stderr.
+const maxErrorBytes = 4096
+
 // globalOpts are shared by every command.
 type globalOpts struct {
 	Stdout io.Writer
@@ -43,6 +47,8 @@ type globalOpts struct {
 	// Quiet drops progress and informational messages on stderr (errors
 	// and warnings stay); Verbose adds timings and per-input summaries.
 	Quiet, Verbose bool
+	// Mem is the memory limit inputs are checked against (memlimit.go).
+	Mem memLimit
 }
 
 // info prints an informational line on stderr unless --quiet.
@@ -57,6 +63,14 @@ func (g *globalOpts) debug(format string, args ...any) {
 	if g.Verbose && !g.Quiet {
 		fmt.Fprintf(g.Stderr, "tracedx: "+format+"\n", args...)
 	}
+}
+
+// progress is where progress is drawn: nowhere under --quiet.
+func (g *globalOpts) progress() io.Writer {
+	if g.Quiet {
+		return io.Discard
+	}
+	return g.Stderr
 }
 
 // exitError carries an exit code through cobra.
@@ -111,9 +125,10 @@ func exitCode(err error) int {
 var errInternal = errors.New("internal error")
 
 // resourceError reports a failure of the machine rather than of the input:
-// no space, quota, I/O error, file too large, read-only file system.
+// no space, quota, I/O error, file too large, read-only file system, an
+// input too large for the memory limit.
 func resourceError(err error) bool {
-	for _, e := range []error{syscall.ENOSPC, syscall.EDQUOT, syscall.EIO, syscall.EFBIG, syscall.EROFS} {
+	for _, e := range []error{syscall.ENOSPC, syscall.EDQUOT, syscall.EIO, syscall.EFBIG, syscall.EROFS, syscall.ENOMEM} {
 		if errors.Is(err, e) {
 			return true
 		}
@@ -164,7 +179,7 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 			}
 		}
 	}()
-	g := &globalOpts{Stdout: stdout, Stderr: stderr, Ctx: ctx}
+	g := &globalOpts{Stdout: stdout, Stderr: stderr, Ctx: ctx, Mem: setSoftMemoryLimit()}
 	if f, ok := stderr.(*os.File); ok {
 		g.StderrIsTTY = term.IsTerminal(int(f.Fd())) && colorAllowed()
 	}
@@ -176,14 +191,16 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 	}()
 	root := newRootCmd(g)
 	root.SetArgs(args)
+	start := time.Now()
 	err := root.Execute()
+	g.debug("finished in %s (exit %d)", time.Since(start).Round(time.Millisecond), exitCode(err))
 	if c := sigCode.Load(); c != 0 {
 		name := "interrupted"
 		if c == exitSIGTERM {
 			name = "terminated"
 		}
 		if err != nil && !errors.Is(err, context.Canceled) {
-			fmt.Fprintf(stderr, "tracedx: %s\n", strings.TrimSpace(err.Error()))
+			fmt.Fprintf(stderr, "tracedx: %s\n", export.ShortenName(strings.TrimSpace(err.Error()), maxErrorBytes))
 		}
 		fmt.Fprintf(stderr, "tracedx: %s\n", name)
 		return int(c)
@@ -191,7 +208,8 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 	if err != nil {
 		var ee *exitError
 		if !(errors.As(err, &ee) && ee.err == nil) {
-			msg := strings.TrimSpace(err.Error())
+			// One bounded line: an input can put anything in an error.
+			msg := export.ShortenName(strings.TrimSpace(err.Error()), maxErrorBytes)
 			fmt.Fprintf(stderr, "tracedx: %s\n", msg)
 		}
 	}
@@ -218,12 +236,17 @@ detectors over it and writes a report fit for a bug ticket or a CI gate.
 
 Exit codes: 0 ok; 1 the gate failed (findings at or above --fail-on, a policy
 condition, a diff regression); 2 bad input or usage; 3 could not finish (a full
-disk or I/O error on an output, an internal error); 130 interrupted (SIGINT),
-143 terminated (SIGTERM).
+disk or I/O error on an output, an input too large for the memory limit, an
+internal error); 130 interrupted (SIGINT), 143 terminated (SIGTERM).
+
+Memory: GOMEMLIMIT is honoured; otherwise the collector's soft limit is half of
+ulimit -v, or three quarters of the cgroup's or the machine's memory. Inputs
+whose uncompressed size exceeds that limit are refused before reading (exit 3).
 
 An input FILE of - is read from standard input (spooled to a temporary file
 first: the importers read files by path); -o - writes to standard output.
-NO_COLOR or TERM=dumb turn terminal control codes (the batch progress bar) off.`,
+NO_COLOR or TERM=dumb turn terminal control codes (the batch progress bar) off;
+so does a standard error that is not a terminal.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       version.Version,
@@ -234,6 +257,18 @@ NO_COLOR or TERM=dumb turn terminal control codes (the batch progress bar) off.`
 		return usageError("%v (see '%s --help')", err, c.CommandPath())
 	})
 	root.SetVersionTemplate("{{.Name}} {{.Version}}\n")
+	// --version without cobra's -v shorthand: -v is not --version (as in gh
+	// and kubectl); 'tracedx version' prints the commit and date too.
+	root.Flags().Bool("version", false, "print the version and exit")
+	pf := root.PersistentFlags()
+	pf.BoolVarP(&g.Quiet, "quiet", "q", false, "print nothing on stderr but warnings and errors (no progress)")
+	pf.BoolVar(&g.Verbose, "verbose", false, "also print timings and what each step did on stderr")
+	root.MarkFlagsMutuallyExclusive("quiet", "verbose")
+	root.PersistentPreRun = func(cmd *cobra.Command, args []string) {
+		if g.Mem.Bytes > 0 {
+			g.debug("memory: %s of %s; collector's soft limit %s %s", g.Mem.Source, humanSize(g.Mem.Bytes), humanSize(g.Mem.Soft), g.Mem.SoftFrom)
+		}
+	}
 	// The whole command tree, in one place.
 	root.AddCommand(
 		newAnalyzeCmd(g, nil),
@@ -243,7 +278,9 @@ NO_COLOR or TERM=dumb turn terminal control codes (the batch progress bar) off.`
 		newInfoCmd(g, nil),
 		newRulesCmd(g),
 		newVersionCmd(g),
+		newDocsCmd(root),
 	)
+	registerValueCompletions(root)
 	return root
 }
 

@@ -8,7 +8,6 @@ import (
 	"github.com/spf13/cobra"
 
 	detall "github.com/tracedx/tracedx/detectors/all"
-	"github.com/tracedx/tracedx/internal/version"
 )
 
 func newRulesCmd(g *globalOpts) *cobra.Command {
@@ -62,18 +61,6 @@ func newRulesCmd(g *globalOpts) *cobra.Command {
 	}
 	cmd.AddCommand(explain)
 	return cmd
-}
-
-func newVersionCmd(g *globalOpts) *cobra.Command {
-	return &cobra.Command{
-		Use:   "version",
-		Short: "Print the version",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			fmt.Fprintf(g.Stdout, "%s %s\n", version.Name, version.Version)
-			return nil
-		},
-	}
 }
 
 func sortedMetaKeys(m map[string]string) []string {

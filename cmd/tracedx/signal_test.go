@@ -65,7 +65,15 @@ func TestSignalsStopPromptly(t *testing.T) {
 				t.Fatal(err)
 			}
 			stdin.Write([]byte(`{"traceEvents":[`)) // a trace that never ends
-			time.Sleep(300 * time.Millisecond)
+			// Signal once the command is spooling standard input (its
+			// handlers are installed before): a fixed sleep lost the race
+			// on a loaded machine and the process died of the signal.
+			for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+				if m, _ := filepath.Glob(filepath.Join(dir, "tracedx-stdin-*")); len(m) > 0 {
+					break
+				}
+			}
+			time.Sleep(50 * time.Millisecond)
 			sent := time.Now()
 			cmd.Process.Signal(tc.sig)
 			err = cmd.Wait()

@@ -12,7 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	pq "github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/tracedx/tracedx/export/internal/pqwrite"
 	"github.com/tracedx/tracedx/internal/outfile"
 )
 
@@ -52,7 +52,7 @@ type table struct {
 	name  string
 	final string
 	out   *outfile.File
-	fw    *pqarrow.FileWriter
+	fw    *pqwrite.Writer
 	rb    *array.RecordBuilder
 	rows  int
 }
@@ -90,7 +90,6 @@ func NewTablesWriter(dir, suffix string, mem memory.Allocator, tables []string) 
 		}
 	}
 	props := pq.NewWriterProperties(wprops...)
-	arrProps := pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema(), pqarrow.WithAllocator(mem))
 	for _, name := range tables {
 		final := filepath.Join(dir, FileName(name, suffix))
 		out, err := outfile.Create(context.Background(), final, outfile.Options{})
@@ -99,15 +98,11 @@ func NewTablesWriter(dir, suffix string, mem memory.Allocator, tables []string) 
 			return nil, err
 		}
 		schema := SchemaOf(name)
-		fw, err := pqarrow.NewFileWriter(schema, out, props, arrProps)
+		fw, err := pqwrite.New(out, schema, props, map[string]string{"tracedx.dataset_version": DatasetVersion})
 		if err != nil {
 			out.Abort()
 			w.Abort()
 			return nil, fmt.Errorf("parquet %s: %w", name, err)
-		}
-		if err := fw.AppendKeyValueMetadata("tracedx.dataset_version", DatasetVersion); err != nil {
-			w.Abort()
-			return nil, err
 		}
 		w.tables = append(w.tables, &table{name: name, final: final, out: out, fw: fw, rb: array.NewRecordBuilder(mem, schema)})
 	}

@@ -3,6 +3,7 @@ package parquet
 import (
 	"context"
 	"fmt"
+	"github.com/tracedx/tracedx/export/parquet/parquettest"
 	"os"
 	"path/filepath"
 	"sort"
@@ -267,7 +268,7 @@ func TestReadText(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	lines, err := ReadText(filepath.Join(dir, "inputs.parquet"), mem)
+	lines, err := parquettest.ReadText(filepath.Join(dir, "inputs.parquet"), mem)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -347,7 +348,7 @@ func TestSummaryTablesReadBack(t *testing.T) {
 		TableSteps:  {"input=a.json|rank=0|index=0|name=step[DECODE bs=8]|engine=sglang|phase=decode|batch_size=8|tokens=<null>|kv_len=<null>|start_ns=10|end_ns=30|time_ns=25|busy_ns=700|idle_ns=<null>|idle_before_next_ns=<null>|kernels=<null>|graph_launches=1"},
 	}
 	for tb, w := range want {
-		got, err := ReadText(filepath.Join(dir, FileName(tb, "")), nil)
+		got, err := parquettest.ReadText(filepath.Join(dir, FileName(tb, "")), nil)
 		if err != nil {
 			t.Fatal(err)
 		}

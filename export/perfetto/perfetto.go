@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 
+	"github.com/tracedx/tracedx/export"
 	"github.com/tracedx/tracedx/internal/tracejson"
 	"github.com/tracedx/tracedx/model"
 )
@@ -34,6 +35,10 @@ type Options struct {
 	// and chrome://tracing open as they are); the bytes stay deterministic
 	// (no name, no time in the gzip header).
 	Gzip bool
+	// MaxNameBytes caps every name and string argument written (kernel,
+	// range and API names, paths) with export.ShortenName: 0 means
+	// export.DefaultMaxNameBytes, a negative value no cap.
+	MaxNameBytes int
 }
 
 // largeTime is where times stop fitting a double's 53-bit mantissa at
@@ -89,7 +94,10 @@ func Write(w io.Writer, set *model.TraceSet, opts Options) error {
 		}
 		return zw.Close()
 	}
-	e := &encoder{w: bufio.NewWriterSize(w, 1<<16), win: opts.Range}
+	e := &encoder{w: bufio.NewWriterSize(w, 1<<16), win: opts.Range, maxName: export.DefaultMaxNameBytes}
+	if opts.MaxNameBytes != 0 {
+		e.maxName = max(opts.MaxNameBytes, 0)
+	}
 	if !opts.Absolute {
 		e.origin = Origin(set)
 	}
@@ -130,7 +138,9 @@ type encoder struct {
 	n      int // events written
 	flowID int64
 	origin int64 // subtracted from every ts
-	err    error
+	// maxName caps strings (0: no cap); see Options.MaxNameBytes.
+	maxName int
+	err     error
 }
 
 func (e *encoder) raw(s string) {
@@ -173,7 +183,7 @@ func (e *encoder) str(key, v string) {
 	e.b = append(e.b, ',', '"')
 	e.b = append(e.b, key...)
 	e.b = append(e.b, '"', ':')
-	e.b = tracejson.AppendString(e.b, v)
+	e.b = tracejson.AppendString(e.b, export.ShortenName(v, e.maxName))
 }
 
 func (e *encoder) int(key string, v int64) {
@@ -209,7 +219,7 @@ func (e *encoder) argStr(key, v string) {
 	e.argSep()
 	e.b = tracejson.AppendString(e.b, key)
 	e.b = append(e.b, ':')
-	e.b = tracejson.AppendString(e.b, v)
+	e.b = tracejson.AppendString(e.b, export.ShortenName(v, e.maxName))
 }
 
 func (e *encoder) argInt(key string, v int64) {
@@ -262,7 +272,7 @@ func (e *encoder) header(set *model.TraceSet) {
 		if i > 0 {
 			e.b = append(e.b, ',')
 		}
-		e.b = tracejson.AppendString(e.b, t.Path)
+		e.b = tracejson.AppendString(e.b, export.ShortenName(t.Path, e.maxName))
 	}
 	e.b = append(e.b, ']')
 	if e.origin != 0 {

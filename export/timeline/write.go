@@ -14,8 +14,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
+	"github.com/tracedx/tracedx/export/internal/pqwrite"
 	"github.com/tracedx/tracedx/internal/outfile"
 	"github.com/tracedx/tracedx/model"
 )
@@ -331,12 +331,11 @@ func WriteTable(w io.Writer, set *model.TraceSet, name string, f Format, opts Op
 			}
 		}
 		props := parquet.NewWriterProperties(popts...)
-		pw, err := pqarrow.NewFileWriter(b.schema, w, props,
-			pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema(), pqarrow.WithAllocator(opts.Allocator)))
+		pw, err := pqwrite.New(w, b.schema, props, nil)
 		if err != nil {
 			return 0, err
 		}
-		n, err := b.run(opts.BatchRows, pw.WriteBuffered)
+		n, err := b.run(opts.BatchRows, pw.Write)
 		if cerr := pw.Close(); err == nil {
 			err = cerr
 		}

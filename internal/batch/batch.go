@@ -70,7 +70,7 @@ type Config struct {
 // Result is the outcome of one input.
 type Result struct {
 	Item        Item
-	Status      string // parquet.StatusOK / StatusError
+	Status      string // parquet.StatusOK / StatusError; "" when not done (interrupted, outputs not written)
 	Error       string
 	Format      string
 	Resumed     bool // done by an earlier run
@@ -125,6 +125,14 @@ func (c *Config) dirs() (reports, stateDir, dataset string) {
 	return filepath.Join(c.Out, "reports"), filepath.Join(c.Out, "state"), filepath.Join(c.Out, "dataset")
 }
 
+// OutputDirs are the folders a batch writes (out and below); Expand skips
+// them (pass them as skip). Run leaves OutputMarker in out.
+func OutputDirs(out string) []string {
+	c := Config{Out: out}
+	r, s, d := c.dirs()
+	return []string{out, r, s, d}
+}
+
 // Run runs the batch. It returns an error only when the batch as a whole
 // cannot proceed (output folder not writable, dataset not writable); the
 // failure of one input is a Result with Status error.
@@ -145,11 +153,14 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 		cfg.Progress = io.Discard
 	}
 	start := cfg.Now()
-	reportsDir, stateDir, datasetDir := cfg.dirs()
-	for _, d := range []string{reportsDir, stateDir, datasetDir} {
+	_, stateDir, datasetDir := cfg.dirs()
+	for _, d := range OutputDirs(cfg.Out) {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return nil, err
 		}
+	}
+	if err := os.WriteFile(filepath.Join(cfg.Out, OutputMarker), []byte("written by tracedx batch: not an input folder\n"), 0o644); err != nil {
+		return nil, err
 	}
 	var mine []Item
 	for _, it := range cfg.Items {
@@ -302,7 +313,9 @@ func (c *Config) one(ctx context.Context, it Item) (res Result, fatal error) {
 	for i, f := range c.Formats {
 		path := filepath.Join(reportsDir, it.Safe+"."+f)
 		if err := c.writeAtomic(path, func(w io.Writer) error { _, err := w.Write(rendered[i]); return err }); err != nil {
-			return res, fmt.Errorf("writing %s: %w", path, err)
+			err = fmt.Errorf("writing %s: %w", path, err)
+			res.Status, res.Error = "", err.Error() // not done: neither ok nor unreadable
+			return res, err
 		}
 	}
 	gates := c.Policy.Evaluate(rep)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/tracedx/tracedx/export/parquet/parquettest"
 	"io"
 	"os"
 	"os/exec"
@@ -118,7 +119,7 @@ func datasetText(t testing.TB, out string) map[string][]string {
 	for _, f := range files {
 		table := strings.SplitN(filepath.Base(f), "-", 2)[0]
 		table = strings.TrimSuffix(table, ".parquet")
-		lines, err := parquet.ReadText(f, nil)
+		lines, err := parquettest.ReadText(f, nil)
 		if err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}

@@ -6,9 +6,11 @@ import (
 	"encoding/hex"
 	"fmt"
 	"hash/fnv"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 )
@@ -31,14 +33,27 @@ type Item struct {
 // trace format. Files given explicitly are always kept.
 type Detector func(path string) bool
 
+// OutputMarker is the file batch leaves in its output folder: a folder
+// holding it is never walked for inputs (a rerun of `batch d --out d/out`
+// must not read its own reports and state files as traces).
+const OutputMarker = ".tracedx-output"
+
 // Expand turns arguments into the sorted, de-duplicated list of inputs.
 // args are files, folders (walked recursively; files are kept when detect
-// accepts them; hidden files and folders are skipped) or "@FILE" manifests;
+// accepts them; hidden files and folders are skipped, and so are the
+// folders in skip, folders holding OutputMarker and files tracedx wrote; a
+// file that cannot be opened is an input with Err set) or "@FILE" manifests;
 // manifests lists more manifests. A manifest has one path per line; blank
 // lines and lines starting with # are ignored; relative paths are relative
 // to the manifest's folder. An argument that does not exist becomes an item
 // with Err set; an unreadable manifest is an error.
-func Expand(args, manifests []string, detect Detector) ([]Item, error) {
+func Expand(args, manifests []string, detect Detector, skip ...string) ([]Item, error) {
+	var skipDirs []os.FileInfo
+	for _, d := range skip {
+		if st, err := os.Stat(d); err == nil && st.IsDir() {
+			skipDirs = append(skipDirs, st)
+		}
+	}
 	var items []Item
 	seen := map[string]bool{}
 	add := func(path string, err error) {
@@ -77,7 +92,20 @@ func Expand(args, manifests []string, detect Detector) ([]Item, error) {
 				}
 				return nil
 			}
-			if d.Type().IsRegular() && (detect == nil || detect(p)) {
+			if d.IsDir() {
+				if p != arg && isOutputDir(p, skipDirs) { // `batch d --out d` still reads d
+					return fs.SkipDir
+				}
+				return nil
+			}
+			if !d.Type().IsRegular() {
+				return nil
+			}
+			switch head, err := readHead(p); {
+			case err != nil:
+				add(p, err) // listed as unreadable, not skipped silently
+			case writtenByTracedx(head):
+			case detect == nil || detect(p):
 				found = append(found, p)
 			}
 			return nil
@@ -153,6 +181,52 @@ func Expand(args, manifests []string, detect Detector) ([]Item, error) {
 	assignSafeNames(items)
 	return items, nil
 }
+
+// isOutputDir reports whether dir is one of skip or holds OutputMarker.
+func isOutputDir(dir string, skip []os.FileInfo) bool {
+	if _, err := os.Lstat(filepath.Join(dir, OutputMarker)); err == nil {
+		return true
+	}
+	if len(skip) == 0 {
+		return false
+	}
+	st, err := os.Stat(dir)
+	if err != nil {
+		return false
+	}
+	for _, s := range skip {
+		if os.SameFile(st, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// readHead opens path and reads its first bytes: an input that cannot be
+// opened is reported rather than skipped.
+func readHead(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	buf := make([]byte, 512)
+	n, err := io.ReadFull(f, buf)
+	if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
+		return nil, err
+	}
+	return buf[:n], nil
+}
+
+// tracedxMark matches the start of the JSON files tracedx writes: reports
+// ("tool": {"name": "tracedx"}), Perfetto exports ("otherData":
+// {"tool":"tracedx"}) and batch state files ({"input": …, "fingerprint"}
+// and {"Rows": …}).
+var tracedxMark = regexp.MustCompile(`^\s*\{\s*(?:"schema_version"\s*:\s*"[^"]*"\s*,\s*"tool"\s*:\s*\{\s*"name"\s*:\s*"tracedx"|"displayTimeUnit"\s*:\s*"ns"\s*,\s*"otherData"\s*:\s*\{\s*"tool"\s*:\s*"tracedx"|"input"\s*:\s*"(?:[^"\\]|\\.)*"\s*,\s*"fingerprint"|"Rows"\s*:)`)
+
+// writtenByTracedx reports whether a file's first bytes are those of a
+// file tracedx wrote (found while walking a folder, it is not an input).
+func writtenByTracedx(head []byte) bool { return tracedxMark.Match(head) }
 
 // safeName maps a name onto one file-name component.
 func safeName(name string) string {

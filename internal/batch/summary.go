@@ -26,8 +26,11 @@ func WriteSummary(w io.Writer, s *Summary) error {
 			continue
 		}
 		status := r.Status
-		if r.Status == parquet.StatusOK && r.Failed() {
+		switch {
+		case r.Status == parquet.StatusOK && r.Failed():
 			status = "failed"
+		case r.Status == "":
+			status = "not written"
 		}
 		gates := "-"
 		if r.GatesTotal > 0 {
@@ -56,15 +59,22 @@ func WriteSummary(w io.Writer, s *Summary) error {
 	if hidden > 0 {
 		fmt.Fprintf(w, "(%d passing inputs not listed)\n", hidden)
 	}
-	unreadable := s.Count(func(r *Result) bool { return r.Status != parquet.StatusOK })
+	// Only inputs whose reports were written count as ok or failed: after
+	// a full disk or an interrupt the rest are "not written".
+	ok := s.Count(func(r *Result) bool { return r.Status == parquet.StatusOK && !r.Failed() })
+	unreadable := s.Count(func(r *Result) bool { return r.Status == parquet.StatusError })
 	failed := s.Count(func(r *Result) bool { return r.Status == parquet.StatusOK && r.Failed() })
 	resumed := s.Count(func(r *Result) bool { return r.Resumed })
 	shard := ""
 	if s.Shards > 1 {
 		shard = fmt.Sprintf(" (shard %d/%d of %d inputs)", s.Shard, s.Shards, s.Total)
 	}
-	_, err := fmt.Fprintf(w, "%d inputs%s: %d ok, %d failed a gate, %d unreadable; %d done earlier\n",
-		len(s.Results), shard, len(s.Results)-unreadable-failed, failed, unreadable, resumed)
+	notWritten := ""
+	if n := len(s.Results) - ok - unreadable - failed; n > 0 {
+		notWritten = fmt.Sprintf(", %d not written", n)
+	}
+	_, err := fmt.Fprintf(w, "%d inputs%s: %d ok, %d failed a gate, %d unreadable%s; %d done earlier\n",
+		len(s.Results), shard, ok, failed, unreadable, notWritten, resumed)
 	return err
 }
 

@@ -111,6 +111,7 @@ func Load(ctx context.Context, paths []string, opts Options) (*model.TraceSet, e
 		if spool != "" && t.Path == spool {
 			t.Path = StdinName
 		}
+		capWarnings(t, opts.Import.MaxWarnings)
 	}
 	traces = splitRanks(traces)
 	set := model.NewTraceSet(traces)

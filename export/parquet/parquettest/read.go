@@ -1,4 +1,7 @@
-package parquet
+// Package parquettest reads Parquet files back for tests. It is apart from
+// export/parquet so that the binary does not link pqarrow (which imports
+// Arrow Flight, gRPC and protobuf).
+package parquettest
 
 import (
 	"context"

@@ -1,0 +1,135 @@
+package main
+
+import (
+	"encoding/binary"
+	"fmt"
+	"os"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// Memory limits. tracedx holds a trace's timeline in memory: a Kineto JSON
+// trace takes about its uncompressed size (53 MB of JSON: 42 MB resident),
+// an Nsight SQLite file less than its size. Two things follow:
+//
+//   - a soft limit for the Go collector (debug.SetMemoryLimit) so that the
+//     heap is collected harder before the machine's limit is reached:
+//     GOMEMLIMIT when set (the runtime reads it; tracedx leaves it alone),
+//     else half of RLIMIT_AS (ulimit -v: the runtime's own address space
+//     counts too) or three quarters of the cgroup's memory.max or of the
+//     physical memory, whichever is smallest;
+//   - inputs that cannot fit are refused before reading, with one line and
+//     exit 3 (a resource error, like a full disk), instead of a runtime
+//     dump once an allocation fails.
+//
+// ulimit -v limits address space, not memory: the Go runtime reserves
+// address space well beyond the heap, and below about 2 GB (1.5 GB: 2 runs
+// of the small bundled example in 8 died in the runtime) even small inputs
+// can fail there. Prefer a cgroup limit or GOMEMLIMIT.
+
+// memLimit is the memory tracedx may use and where that limit comes from.
+type memLimit struct {
+	Bytes  int64  // 0: unknown
+	Source string // "ulimit -v", "cgroup memory.max", "physical memory"
+	Soft   int64  // the collector's target derived from it
+	// SoftFrom says where Soft comes from: "GOMEMLIMIT" or "".
+	SoftFrom string
+}
+
+// hostMemLimit reads the smallest of the process's limits.
+func hostMemLimit() memLimit {
+	var m memLimit
+	consider := func(b int64, src string, num, den int64) {
+		if b <= 0 {
+			return
+		}
+		if m.Bytes == 0 || b < m.Bytes {
+			m = memLimit{Bytes: b, Source: src, Soft: b / den * num}
+		}
+	}
+	var rl syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_AS, &rl); err == nil && rl.Cur < 1<<62 /* not RLIM_INFINITY */ {
+		consider(int64(rl.Cur), "ulimit -v", 1, 2)
+	}
+	for _, f := range []string{"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"} {
+		if data, err := os.ReadFile(f); err == nil {
+			if b, err := strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64); err == nil && b < 1<<62 {
+				consider(b, "cgroup memory limit", 3, 4)
+			}
+		}
+	}
+	consider(physicalMemory(), "physical memory", 3, 4)
+	return m
+}
+
+// setSoftMemoryLimit applies the collector's soft limit unless GOMEMLIMIT
+// is set; it returns the limit in force.
+func setSoftMemoryLimit() memLimit {
+	m := hostMemLimit()
+	if os.Getenv("GOMEMLIMIT") != "" {
+		m.Soft, m.SoftFrom = debug.SetMemoryLimit(-1), "GOMEMLIMIT" // the runtime already applied it
+		return m
+	}
+	if m.Soft > 0 {
+		debug.SetMemoryLimit(m.Soft)
+	}
+	return m
+}
+
+// checkFits refuses inputs that together cannot fit in the limit: their
+// uncompressed size is about the memory their timeline takes.
+func (m memLimit) checkFits(files []string) error {
+	if m.Bytes <= 0 {
+		return nil
+	}
+	var need int64
+	for _, f := range files {
+		need += inputFootprint(f)
+	}
+	if need <= m.Bytes {
+		return nil
+	}
+	what := files[0]
+	if len(files) > 1 {
+		what = fmt.Sprintf("%d inputs", len(files))
+	}
+	return &exitError{code: exitOutput, err: fmt.Errorf("%s: about %s to hold in memory, above the %s of %s (%w); raise the limit, or split the trace",
+		what, humanSize(need), m.Source, humanSize(m.Bytes), syscall.ENOMEM)}
+}
+
+// inputFootprint estimates the memory an input's timeline takes: its size,
+// or for gzip its uncompressed size (the trailer's ISIZE, at least the
+// compressed size: ISIZE wraps at 4 GiB).
+func inputFootprint(path string) int64 {
+	st, err := os.Stat(path)
+	if err != nil || !st.Mode().IsRegular() {
+		return 0 // never open a FIFO or a device here: opening may block
+	}
+	size := st.Size()
+	f, err := os.Open(path)
+	if err != nil {
+		return size
+	}
+	defer f.Close()
+	var head [2]byte
+	if _, err := f.ReadAt(head[:], 0); err != nil || head != [2]byte{0x1f, 0x8b} || size < 18 {
+		return size
+	}
+	var tail [4]byte
+	if _, err := f.ReadAt(tail[:], size-4); err != nil {
+		return size
+	}
+	return max(size, int64(binary.LittleEndian.Uint32(tail[:])))
+}
+
+func humanSize(b int64) string {
+	switch {
+	case b >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(b)/(1<<30))
+	case b >= 1<<20:
+		return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20))
+	}
+	return fmt.Sprintf("%d bytes", b)
+}
