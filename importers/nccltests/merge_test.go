@@ -85,3 +85,16 @@ func hasWarning(ws []model.Warning, sub string) bool {
 	}
 	return false
 }
+
+func TestSizeOverflowWarns(t *testing.T) {
+	log := repeatedLog(1, 0, -1)
+	i := strings.Index(log, "\n           8 ")
+	log = log[:i+1] + "18446744073709551616" + log[i+13:]
+	tr, err := Parse(strings.NewReader(log), "ovf.log", importers.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !hasWarning(tr.Warnings, "does not fit in 63 bits") {
+		t.Errorf("overflowing size row dropped without a warning: %v", tr.Warnings)
+	}
+}
