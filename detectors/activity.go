@@ -58,14 +58,29 @@ func ByDevice(acts []Activity) ([]model.DeviceID, map[model.DeviceID][]Activity)
 		by[acts[0].Device] = acts
 		return []model.DeviceID{acts[0].Device}, by
 	}
-	for _, a := range acts {
-		by[a.Device] = append(by[a.Device], a)
+	// Count first and carve the lists out of one array: appending per
+	// device would copy each list log2(n) times and leave up to twice its
+	// size as slack (1.9 GB allocated for 2 M kernels on 2 devices).
+	counts := map[model.DeviceID]int{}
+	for i := range acts {
+		counts[acts[i].Device]++
 	}
-	ids := make([]model.DeviceID, 0, len(by))
-	for id := range by {
+	ids := make([]model.DeviceID, 0, len(counts))
+	for id := range counts {
 		ids = append(ids, id)
 	}
 	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	all := make([]Activity, len(acts))
+	off := 0
+	for _, id := range ids {
+		n := counts[id]
+		by[id] = all[off : off : off+n]
+		off += n
+	}
+	for i := range acts {
+		d := acts[i].Device
+		by[d] = append(by[d], acts[i])
+	}
 	return ids, by
 }
 
