@@ -22,7 +22,14 @@ type Activity struct {
 // Activities returns t's kernels and memory operations in start order
 // (kernels first on equal starts), classified by model.ClassifyKernel. Both tables
 // are sorted by Finalize, so this is a merge, not a sort.
+//
+// The list is computed once per trace and shared (see shared.go): callers
+// must not modify it.
 func Activities(t *model.Trace) []Activity {
+	return sharedFor(t).activities(t)
+}
+
+func activities(t *model.Trace) []Activity {
 	classes := KernelClasses(t)
 	out := make([]Activity, 0, len(t.Kernels)+len(t.MemOps))
 	i, j := 0, 0
@@ -45,7 +52,16 @@ func Activities(t *model.Trace) []Activity {
 // ByDevice splits start-ordered activities per device (each list stays in
 // start order) and returns the device IDs in ascending order.
 // With one device (the common case) the input itself is returned, uncopied.
+// For the list Activities returned, the split is computed once and shared:
+// callers must not modify the lists or the map.
 func ByDevice(acts []Activity) ([]model.DeviceID, map[model.DeviceID][]Activity) {
+	if e := sharedOf(acts); e != nil {
+		return e.byDevice(acts)
+	}
+	return byDevice(acts)
+}
+
+func byDevice(acts []Activity) ([]model.DeviceID, map[model.DeviceID][]Activity) {
 	by := map[model.DeviceID][]Activity{}
 	single := true
 	for i := 1; i < len(acts) && single; i++ {
