@@ -481,7 +481,7 @@ func timelines(set *model.TraceSet) ([]model.DeviceTimeline, []model.StepSummary
 			for _, a := range byDev[id] {
 				ivs = append(ivs, model.Interval{Start: a.Start, End: a.End})
 			}
-			u := detectors.Union(ivs)
+			u := detectors.UnionInPlace(ivs) // ivs is ours: no second copy
 			all = append(all, u...)
 			if len(u) == 0 {
 				continue
@@ -507,7 +507,7 @@ func timelines(set *model.TraceSet) ([]model.DeviceTimeline, []model.StepSummary
 			}
 			tls = append(tls, tl)
 		}
-		busy := detectors.Union(all)
+		busy := detectors.UnionInPlace(all)
 		for i := range t.Ranges {
 			r := &t.Ranges[i]
 			if r.Kind != model.RangeStep {
