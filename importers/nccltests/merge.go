@@ -1,8 +1,7 @@
 package nccltests
 
 import (
-	"fmt"
-	"strings"
+	"strconv"
 
 	"github.com/tracedx/tracedx/model"
 )
@@ -33,22 +32,44 @@ type merger struct {
 	failed  bool           // the open run has failure lines
 	gone    bool           // the last closed run was merged or dropped
 	first   int            // log line of the first merged or dropped run
+	key     []byte         // scratch for runKey
 }
 
-// runKey identifies a benchmark: two runs with the same key printed the same
-// table (sizes, types, columns) for the same program on the same ranks.
-func runKey(r *model.BenchRun) string {
-	var sb strings.Builder
+// runKey appends to b what identifies a benchmark: two runs with the same
+// key printed the same table (sizes, types, columns) for the same program on
+// the same ranks. It is built without fmt: it runs once per run of the log.
+func runKey(b []byte, r *model.BenchRun) []byte {
+	str := func(s string) { b = append(strconv.AppendInt(b, int64(len(s)), 10), ':'); b = append(b, s...) }
+	num := func(v int64) { b = append(strconv.AppendInt(b, v, 10), ',') }
+	flag := func(v bool) { b = strconv.AppendBool(b, v) }
+	str(r.Program)
+	str(r.Collective)
+	str(r.TestsVersion)
+	str(r.GPU)
+	for _, h := range r.Hosts {
+		str(h)
+	}
+	b = append(b, '|')
 	pr := r.Params
-	fmt.Fprintf(&sb, "%s\x00%s\x00%s\x00%d/%d\x00%s\x00%d/%d\x00%q\x00%t%t%t%t%t%d/%d\x00%v\x00",
-		r.Program, r.Collective, r.TestsVersion, r.NCCLHeaders, r.NCCLLibrary, r.GPU, r.Ranks, r.Nodes, r.Hosts,
-		r.ErrorColumn, r.TableHeader, r.Concluded, r.RanksInferred, r.OOBValues >= 0, r.Processes, r.AvgLines, pr)
+	for _, v := range []int64{int64(r.NCCLHeaders), int64(r.NCCLLibrary), int64(r.Ranks), int64(r.Nodes), int64(r.Processes), int64(r.AvgLines),
+		int64(pr.NThread), int64(pr.NGpus), pr.MinBytes, pr.MaxBytes, pr.StepFactor, pr.StepBytes, int64(pr.WarmupIters), int64(pr.Iters),
+		int64(pr.AggIters), int64(pr.Validation), int64(pr.Graph), int64(pr.NRanks)} {
+		num(v)
+	}
+	for _, v := range []bool{r.ErrorColumn, r.TableHeader, r.Concluded, r.RanksInferred, r.OOBValues >= 0} {
+		flag(v)
+	}
 	for i := range r.Rows {
 		row := &r.Rows[i]
-		fmt.Fprintf(&sb, "%d,%d,%s,%s,%d,%t,%t;", row.SizeBytes, row.Count, row.Dtype, row.Redop, row.Root,
-			row.OutOfPlace.Present, row.InPlace.Present)
+		num(row.SizeBytes)
+		num(row.Count)
+		str(row.Dtype)
+		str(row.Redop)
+		num(int64(row.Root))
+		flag(row.OutOfPlace.Present)
+		flag(row.InPlace.Present)
 	}
-	return sb.String()
+	return b
 }
 
 // mergeable reports whether a closed run may be folded into another.
@@ -76,14 +97,14 @@ func (m *merger) closed(b *model.Bench, i int) {
 func (m *merger) place(b *model.Bench, i int) {
 	r := &b.Runs[i]
 	if m.mergeable(r) {
-		k := runKey(r)
-		if j, ok := m.keys[k]; ok && j != i {
+		m.key = runKey(m.key[:0], r)
+		if j, ok := m.keys[string(m.key)]; ok && j != i {
 			mergeRun(&b.Runs[j], r)
 			m.remove(b, i, false)
 			return
 		}
 		if len(b.Runs) <= maxRuns && m.rows <= maxRows {
-			m.keys[k] = i
+			m.keys[string(m.key)] = i
 			return
 		}
 	}
@@ -128,7 +149,8 @@ func (m *merger) compact(b *model.Bench) {
 	for i := range b.Runs {
 		r := b.Runs[i]
 		if !failed[i] && r.Footer && !r.Truncated && len(r.Rows) > 0 {
-			k := runKey(&r)
+			m.key = runKey(m.key[:0], &r)
+			k := string(m.key)
 			if j, ok := m.keys[k]; ok {
 				mergeRun(&out[j], &r)
 				newIdx[i] = -1
