@@ -68,6 +68,12 @@ type BenchRun struct {
 	RanksInferred bool
 	// Extras counts rows carrying tokens beyond the known columns (ignored).
 	Extras int
+	// Repeats counts the runs of the same benchmark merged into this one
+	// (0 = not merged). The nccl-tests importer merges repeated runs only in
+	// logs holding hundreds of runs, to keep memory bounded; the rows then
+	// hold the mean time and bandwidths of the repeats and their summed
+	// #wrong, and the out-of-bounds count is summed.
+	Repeats int
 }
 
 // BenchParams are the parameters of an nccl-tests header line

@@ -184,6 +184,9 @@ func dumpBench(p func(string, ...any), b *Bench) {
 			r.Program, r.Line, r.TestsVersion, r.NCCLHeaders, r.NCCLLibrary,
 			pr.NThread, pr.NGpus, pr.MinBytes, pr.MaxBytes, pr.StepFactor, pr.StepBytes, pr.WarmupIters, pr.Iters, pr.AggIters, pr.Validation, pr.Graph, pr.NRanks,
 			r.Hosts, r.ErrorColumn, r.OOBValues, r.OOBFailed, r.AvgFailed, r.Processes, r.AvgLines, r.TableHeader, r.Footer, r.Concluded, r.Truncated, r.RanksInferred, r.Extras)
+		if r.Repeats > 0 {
+			p("   repeats=%d\n", r.Repeats)
+		}
 		for _, d := range r.Devices {
 			p("   rank %d group=%d pid=%d host=%q dev=%d bus=%q gpu=%q line=%d\n", d.Rank, d.Group, d.PID, d.Host, d.Device, d.BusID, d.GPU, d.Line)
 		}

@@ -71,3 +71,14 @@ func BenchmarkAnalyze(b *testing.B) { benchAnalyze(b, benchInput(b, false)) }
 
 // BenchmarkAnalyzeGzip is the same on the gzipped file (MB/s of the JSON inside).
 func BenchmarkAnalyzeGzip(b *testing.B) { benchAnalyze(b, benchInput(b, true)) }
+
+// BenchmarkAnalyzeFile analyzes the file TRACEDX_BENCH_FILE (skipped when
+// unset), e.g. a synthetic Nsight export or a 1 GB nccl-tests log, to take
+// heap profiles of the whole analyze (docs/performance.md).
+func BenchmarkAnalyzeFile(b *testing.B) {
+	path := os.Getenv("TRACEDX_BENCH_FILE")
+	if path == "" {
+		b.Skip("TRACEDX_BENCH_FILE not set")
+	}
+	benchAnalyze(b, path)
+}

@@ -7,8 +7,13 @@
 // exit codes (0 ok, 1 gate failed, 2 bad input or usage).
 package main
 
-import "os"
+import (
+	"os"
+
+	"github.com/tracedx/tracedx/internal/memlimit"
+)
 
 func main() {
+	memlimit.Apply()
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }

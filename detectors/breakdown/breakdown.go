@@ -77,9 +77,13 @@ func sortKernels(totals map[string]*model.KernelSummary) []model.KernelSummary {
 	return out
 }
 
-// summarize computes the trace-window breakdown of one device's activities.
+// summarize computes the trace-window breakdown of one device's activities,
+// which are in start order (ByDevice keeps Activities' order): the busy
+// unions are accumulated as the activities stream by, without building an
+// interval list per class (four lists of every activity, 16 bytes each plus
+// the unions' copies, were 590 MB allocated on 2 M kernels).
 func summarize(acts []detectors.Activity) model.DeviceSummary {
-	var all, comp, comm, mem []model.Interval
+	var all, comp, comm, mem busy
 	var s model.DeviceSummary
 	first := true
 	for _, a := range acts {
@@ -95,25 +99,54 @@ func summarize(acts []detectors.Activity) model.DeviceSummary {
 			s.End = a.End
 		}
 		first = false
-		iv := model.Interval{Start: a.Start, End: a.End}
-		all = append(all, iv)
+		all.add(a.Start, a.End)
 		switch {
 		case a.Class == model.KernelComm:
-			comm = append(comm, iv)
+			comm.add(a.Start, a.End)
 		case a.Class == model.KernelMemory:
-			mem = append(mem, iv)
+			mem.add(a.Start, a.End)
 		case a.Class.Compute():
-			comp = append(comp, iv)
+			comp.add(a.Start, a.End)
 		}
 	}
 	s.Span = s.End.Sub(s.Start)
-	s.Busy = detectors.Total(detectors.Union(all))
+	s.Busy = all.total()
 	s.Idle = s.Span - s.Busy
-	s.Compute = detectors.Total(detectors.Union(comp))
-	s.Communication = detectors.Total(detectors.Union(comm))
-	s.Memory = detectors.Total(detectors.Union(mem))
+	s.Compute = comp.total()
+	s.Communication = comm.total()
+	s.Memory = mem.total()
 	s.NonCompute = s.Busy - s.Compute
 	return s
+}
+
+// busy is the length of the union of intervals added in start order: what
+// detectors.Total(detectors.Union(ivs)) gives for such a list (empty
+// intervals dropped, touching ones merged), in constant memory.
+type busy struct {
+	start, end model.Time
+	open       bool
+	sum        model.Duration
+}
+
+func (b *busy) add(start, end model.Time) {
+	if end <= start {
+		return
+	}
+	if b.open && start <= b.end {
+		b.end = max(b.end, end)
+		return
+	}
+	if b.open {
+		b.sum += b.end.Sub(b.start)
+	}
+	b.start, b.end, b.open = start, end, true
+}
+
+func (b *busy) total() model.Duration {
+	if b.open {
+		return b.sum + b.end.Sub(b.start)
+	}
+	return b.sum
 }
 
 // htaRank computes HTA's temporal breakdown of one rank (all devices

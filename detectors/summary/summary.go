@@ -507,7 +507,7 @@ func timelines(set *model.TraceSet) ([]model.DeviceTimeline, []model.StepSummary
 					comp = append(comp, model.Interval{Start: a.Start, End: a.End})
 				}
 			}
-			u := detectors.Union(ivs)
+			u := detectors.UnionInPlace(ivs) // ivs is ours: no second copy
 			all = append(all, u...)
 			if len(u) == 0 || u[len(u)-1].End <= u[0].Start {
 				continue
@@ -517,7 +517,7 @@ func timelines(set *model.TraceSet) ([]model.DeviceTimeline, []model.StepSummary
 			tl.Compute = binShares(detectors.Union(comp), tl.Start, tl.End)
 			tls = append(tls, tl)
 		}
-		busy := detectors.Union(all)
+		busy := detectors.UnionInPlace(all)
 		for i := range t.Ranges {
 			r := &t.Ranges[i]
 			if r.Kind != model.RangeStep {

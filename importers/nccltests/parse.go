@@ -39,6 +39,7 @@ type parser struct {
 	transports   map[string]int
 	sawNCCL      bool
 	producerTool string
+	m            merger
 }
 
 func newParser(t *model.Trace, opts importers.Options) *parser {
@@ -90,6 +91,7 @@ func (p *parser) newRun(n int) *model.BenchRun {
 	p.lay = nil
 	p.halfSpec = nil
 	p.cleanHead = true
+	p.m.failed = false
 	return r
 }
 
@@ -101,6 +103,7 @@ func (p *parser) closeRun() {
 			r.Truncated = true
 		}
 		deriveRun(r, p.lay)
+		p.m.closed(p.b, p.cur)
 	}
 	p.cur = -1
 	p.lay = nil
@@ -417,7 +420,7 @@ func (p *parser) footerRun(n int) *model.BenchRun {
 	if r := p.run(); r != nil {
 		return r
 	}
-	if len(p.b.Runs) > 0 {
+	if len(p.b.Runs) > 0 && !p.m.gone {
 		// A second footer of a finished run: duplicated processes.
 		last := &p.b.Runs[len(p.b.Runs)-1]
 		if last.Footer {
@@ -491,6 +494,7 @@ func (p *parser) addFailure(n int, kind, host, src, msg string) {
 		msg = msg[:512]
 	}
 	p.b.Failures = append(p.b.Failures, model.BenchFailure{Kind: kind, Host: host, Source: src, Message: msg, Line: n, Run: p.cur})
+	p.m.failed = p.m.failed || p.cur >= 0
 	p.cleanHead = false
 }
 
@@ -498,6 +502,7 @@ func (p *parser) addFailure(n int, kind, host, src, msg string) {
 // collective, the NCCL transport summary, capabilities and notes.
 func (p *parser) finish(lines int) {
 	p.closeRun()
+	p.m.warn(p)
 	if f := &p.b.NCCL; f.NVLSChannels > 0 || f.NVLSHeads > 0 {
 		// NVLS has no "via" lines: it counts as a transport when set up.
 		n := f.NVLSChannels

@@ -189,6 +189,12 @@ func (p *parser) rowLine(n int, t []byte) bool {
 		return p.fragment(n, t)
 	}
 	toks := p.fields(t)
+	if len(toks) >= 2 && p.lay != nil && len(toks[0]) > 18 && isDigits(toks[0]) {
+		// A size of 19+ digits does not fit the model's int64 (nor, from
+		// 20 digits, nccl-tests' own size_t): say so rather than lose it.
+		p.w.Warn(pos(n), "table row size %s does not fit in 63 bits; row skipped", clip(toks[0]))
+		return true
+	}
 	if len(toks) < 2 || !isInt(toks[0]) {
 		return false
 	}
@@ -386,6 +392,16 @@ func (p *parser) addRow(n int, toks [][]byte) {
 		}
 	}
 	r.Rows = append(r.Rows, row)
+}
+
+// isDigits reports whether b is a non-empty run of decimal digits.
+func isDigits(b []byte) bool {
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return len(b) > 0
 }
 
 func isNA(b []byte) bool { return string(b) == "N/A" || string(b) == "n/a" || string(b) == "-" }
