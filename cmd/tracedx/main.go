@@ -9,11 +9,8 @@ package main
 
 import (
 	"os"
-
-	"github.com/tracedx/tracedx/internal/memlimit"
 )
 
 func main() {
-	memlimit.Apply()
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }

@@ -38,7 +38,7 @@ var rules = []struct {
 	{[]string{"policy/..."}, []string{"importers/...", "export/...", "compare/...", "internal/pipeline", "internal/batch", "cmd/..."},
 		"policy configures detectors and evaluates gates over a report", nil},
 	{[]string{"internal/pipeline", "internal/batch"}, []string{"cmd/..."}, "only cmd wires the command line", nil},
-	{[]string{"internal/tracejson", "internal/version", "internal/outfile", "internal/memlimit"}, []string{"..."}, "leaf helpers", nil},
+	{[]string{"internal/tracejson", "internal/version", "internal/outfile"}, []string{"..."}, "leaf helpers", nil},
 	// Test support (generators, fixtures, the corpus) never ships in the binary.
 	{[]string{"cmd/...", "importers/...", "detectors/...", "export/...", "compare", "policy/...", "internal/pipeline", "internal/batch"},
 		testSupport,
