@@ -173,6 +173,34 @@ func writeMarkdown(bw *bytes.Buffer, r *model.Report, b mdBudget, nm names) {
 	writeJobMD(p, nm, r)
 	groups := GroupFindings(r)
 	p("## Summary\n\n")
+	writeSummaryMD(p, nm, groups)
+	if len(r.Devices) > 0 {
+		writeDevicesMD(p, nm, r, b.devices)
+	}
+	if len(groups) > 0 {
+		p("## Findings\n\n")
+		writeFindingsMD(p, nm, r, groups, b)
+	}
+
+	tables := summaryTables(r, b.rows)
+	if len(tables) > 0 {
+		p("## Summary tables\n\n")
+		for _, t := range tables {
+			writeTableMD(p, nm, t, "###")
+		}
+	}
+
+	if len(r.Bench) > 0 {
+		writeBenchMarkdown(p, nm, r, b.benchRows)
+	}
+
+	p("## Inputs and trace health\n\n")
+	writeInputsMD(p, nm, r, b.inputs)
+	writeProblemsMD(p, nm, r, b.warnings)
+}
+
+// writeSummaryMD lists the three worst rule groups.
+func writeSummaryMD(p func(string, ...any), nm names, groups []*RuleGroup) {
 	if len(groups) == 0 {
 		p("No findings.\n\n")
 	} else {
@@ -195,95 +223,92 @@ func writeMarkdown(bw *bytes.Buffer, r *model.Report, b mdBudget, nm names) {
 		}
 		p("\n")
 	}
+}
 
-	if len(r.Devices) > 0 {
-		p("## GPU time\n\n")
-		rows := r.Devices
-		if b.devices > 0 && len(rows) > b.devices {
-			rows = rows[:b.devices]
+// writeDevicesMD writes the GPU time table, at most limit rows (0: all).
+func writeDevicesMD(p func(string, ...any), nm names, r *model.Report, limit int) {
+	p("## GPU time\n\n")
+	rows := r.Devices
+	if limit > 0 && len(rows) > limit {
+		rows = rows[:limit]
+	}
+	p("| rank | device | name | span | busy | idle | compute | communication | memory |\n|---|--:|---|--:|--:|--:|--:|--:|--:|\n")
+	for _, d := range rows {
+		p("| %s | %d | %s | %s | %s (%.1f%%) | %s (%.1f%%) | %s (%.1f%%) | %s (%.1f%%) | %s (%.1f%%) |\n", rankLabel(d.Rank), d.Device, nm.md(d.Name), d.Span,
+			d.Busy, pct(d.Busy, d.Span), d.Idle, pct(d.Idle, d.Span), d.Compute, pct(d.Compute, d.Span),
+			d.Communication, pct(d.Communication, d.Span), d.Memory, pct(d.Memory, d.Span))
+	}
+	if len(rows) < len(r.Devices) {
+		p("\n%d more devices (`--detail full` or the JSON report).\n", len(r.Devices)-len(rows))
+	}
+	p("\n")
+}
+
+// writeFindingsMD writes each rule group: its worst finding in full, then
+// the list of all its findings.
+func writeFindingsMD(p func(string, ...any), nm names, r *model.Report, groups []*RuleGroup, b mdBudget) {
+	orig := origins(r)
+	for i, g := range groups {
+		f := g.Worst
+		p("### %d. [%s] %s\n\n", i+1, f.Severity, nm.md(f.Title))
+		p("Rule %s (layer %s, confidence %s)", nm.code(g.Rule), nm.md(string(f.Layer)), nm.md(string(f.Confidence)))
+		if len(g.Findings) > 1 {
+			p("; %d findings%s, the worst shown", len(g.Findings), ScopeOf(g))
 		}
-		p("| rank | device | name | span | busy | idle | compute | communication | memory |\n|---|--:|---|--:|--:|--:|--:|--:|--:|\n")
-		for _, d := range rows {
-			p("| %s | %d | %s | %s | %s (%.1f%%) | %s (%.1f%%) | %s (%.1f%%) | %s (%.1f%%) | %s (%.1f%%) |\n", rankLabel(d.Rank), d.Device, nm.md(d.Name), d.Span,
-				d.Busy, pct(d.Busy, d.Span), d.Idle, pct(d.Idle, d.Span), d.Compute, pct(d.Compute, d.Span),
-				d.Communication, pct(d.Communication, d.Span), d.Memory, pct(d.Memory, d.Span))
+		p(".\n\n%s\n\n", nm.md(f.Message))
+		if b.metrics && len(f.Metrics) > 0 {
+			p("| metric | value |\n|---|--:|\n")
+			for _, m := range f.Metrics {
+				if !isRankMetric(f, m.Name) {
+					p("| %s | %s |\n", nm.code(m.Name), nm.md(formatMetric(m)))
+				}
+			}
+			p("\n")
 		}
-		if len(rows) < len(r.Devices) {
-			p("\n%d more devices (`--detail full` or the JSON report).\n", len(r.Devices)-len(rows))
+		writeRankTableMD(p, nm, f)
+		writeEvidenceMD(p, nm, f, orig, b.evidence)
+		if f.Recommendation != "" {
+			p("**How to fix:** %s\n\n", nm.md(f.Recommendation))
+		}
+		if len(g.Findings) > 1 {
+			writeAllFindingsMD(p, nm, g, orig, b)
+		}
+	}
+}
+
+// writeAllFindingsMD lists every finding of a group of several with its
+// first evidence (all with --detail full).
+func writeAllFindingsMD(p func(string, ...any), nm names, g *RuleGroup, orig map[int]model.Time, b mdBudget) {
+	p("<details><summary>All %d findings of %s</summary>\n\n", len(g.Findings), nm.md(g.Rule))
+	for j, o := range g.Findings {
+		if b.perRank > 0 && j == b.perRank {
+			p("- … %d more (`--detail full`)\n", len(g.Findings)-j)
+			break
+		}
+		p("- **%s** %s", o.Severity, nm.md(o.Title))
+		if c := FindingCost(o); c > 0 {
+			p(" (%s)", c)
 		}
 		p("\n")
-	}
-
-	if len(groups) > 0 {
-		p("## Findings\n\n")
-		orig := origins(r)
-		for i, g := range groups {
-			f := g.Worst
-			p("### %d. [%s] %s\n\n", i+1, f.Severity, nm.md(f.Title))
-			p("Rule %s (layer %s, confidence %s)", nm.code(g.Rule), nm.md(string(f.Layer)), nm.md(string(f.Confidence)))
-			if len(g.Findings) > 1 {
-				p("; %d findings%s, the worst shown", len(g.Findings), ScopeOf(g))
+		ev := 1
+		if b.evidence < 0 {
+			ev = len(o.Evidence)
+		} else if b.evidence == 0 {
+			ev = 0
+		}
+		for k, e := range o.Evidence {
+			if k == ev {
+				break
 			}
-			p(".\n\n%s\n\n", nm.md(f.Message))
-			if b.metrics && len(f.Metrics) > 0 {
-				p("| metric | value |\n|---|--:|\n")
-				for _, m := range f.Metrics {
-					if !isRankMetric(f, m.Name) {
-						p("| %s | %s |\n", nm.code(m.Name), nm.md(formatMetric(m)))
-					}
-				}
-				p("\n")
-			}
-			writeRankTableMD(p, nm, f)
-			writeEvidenceMD(p, nm, f, orig, b.evidence)
-			if f.Recommendation != "" {
-				p("**How to fix:** %s\n\n", nm.md(f.Recommendation))
-			}
-			if len(g.Findings) > 1 {
-				p("<details><summary>All %d findings of %s</summary>\n\n", len(g.Findings), nm.md(g.Rule))
-				for j, o := range g.Findings {
-					if b.perRank > 0 && j == b.perRank {
-						p("- … %d more (`--detail full`)\n", len(g.Findings)-j)
-						break
-					}
-					p("- **%s** %s", o.Severity, nm.md(o.Title))
-					if c := FindingCost(o); c > 0 {
-						p(" (%s)", c)
-					}
-					p("\n")
-					ev := 1
-					if b.evidence < 0 {
-						ev = len(o.Evidence)
-					} else if b.evidence == 0 {
-						ev = 0
-					}
-					for k, e := range o.Evidence {
-						if k == ev {
-							break
-						}
-						p("  - %s: %s\n", nm.md(evidenceWhere(e, orig)), nm.md(e.Note))
-					}
-				}
-				p("\n</details>\n\n")
-			}
+			p("  - %s: %s\n", nm.md(evidenceWhere(e, orig)), nm.md(e.Note))
 		}
 	}
+	p("\n</details>\n\n")
+}
 
-	tables := summaryTables(r, b.rows)
-	if len(tables) > 0 {
-		p("## Summary tables\n\n")
-		for _, t := range tables {
-			writeTableMD(p, nm, t, "###")
-		}
-	}
-
-	if len(r.Bench) > 0 {
-		writeBenchMarkdown(p, nm, r, b.benchRows)
-	}
-
-	p("## Inputs and trace health\n\n")
-	writeInputsMD(p, nm, r, b.inputs)
-
+// writeProblemsMD writes what was not measurable and the import warnings,
+// at most limit of them (0: all).
+func writeProblemsMD(p func(string, ...any), nm names, r *model.Report, limit int) {
 	if len(r.NotMeasurable) > 0 {
 		p("## Not measurable\n\n")
 		for _, n := range r.NotMeasurable {
@@ -294,8 +319,8 @@ func writeMarkdown(bw *bytes.Buffer, r *model.Report, b mdBudget, nm names) {
 	if len(r.Warnings) > 0 {
 		p("## Import warnings\n\n%d warning(s).\n\n", len(r.Warnings))
 		for i, w := range r.Warnings {
-			if b.warnings > 0 && i == b.warnings {
-				p("- … %d more (see the JSON report)\n", len(r.Warnings)-b.warnings)
+			if limit > 0 && i == limit {
+				p("- … %d more (see the JSON report)\n", len(r.Warnings)-limit)
 				break
 			}
 			p("- %s %s: %s\n", nm.code(baseName(w.File)), nm.md(w.Position), nm.md(w.Message))

@@ -14,17 +14,46 @@ import (
 // dumps do not depend on where a file lives.
 func (t *Trace) Dump(w io.Writer) error {
 	bw := bufio.NewWriter(w)
-	p := func(format string, args ...any) { fmt.Fprintf(bw, format, args...) }
-	q := strconv.Quote
-	s := func(id StringID) string { return q(t.Str(id)) }
-	th := func(id ThreadID) string {
-		if id == NoThread {
-			return "-"
-		}
-		x := t.Thread(id)
-		return fmt.Sprintf("%d/%d", x.PID, x.TID)
+	d := &dumper{t: t, p: func(format string, args ...any) { fmt.Fprintf(bw, format, args...) }}
+	d.header()
+	d.topology()
+	d.gpuActivity()
+	d.hostActivity()
+	d.metrics()
+	if t.Bench != nil {
+		dumpBench(d.p, t.Bench)
 	}
+	if t.JobLog != nil {
+		dumpJobLog(d.p, t.JobLog)
+	}
+	d.p("warnings %d\n", len(t.Warnings))
+	for _, w := range t.Warnings {
+		d.p("  %s: %s\n", w.Position, w.Message)
+	}
+	return bw.Flush()
+}
 
+// dumper writes one trace's dump, one table family per method.
+type dumper struct {
+	t *Trace
+	p func(string, ...any)
+}
+
+// s quotes an interned string.
+func (d *dumper) s(id StringID) string { return strconv.Quote(d.t.Str(id)) }
+
+// th names a thread pid/tid, or "-".
+func (d *dumper) th(id ThreadID) string {
+	if id == NoThread {
+		return "-"
+	}
+	x := d.t.Thread(id)
+	return fmt.Sprintf("%d/%d", x.PID, x.TID)
+}
+
+// header writes the trace line, clock, capabilities, notes and meta.
+func (d *dumper) header() {
+	t, p, q := d.t, d.p, strconv.Quote
 	p("trace %s format=%s producer=%s rank=%d world=%d\n", q(filepath.Base(t.Path)), t.Format, q(t.Producer), t.Rank, t.WorldSize)
 	p("clock origin=%d epoch=%t window=[%d,%d]\n", t.Clock.Origin, t.Clock.EpochKnown, t.Capture.Start, t.Capture.End)
 	p("capabilities %s\n", t.Caps.String())
@@ -39,10 +68,15 @@ func (t *Trace) Dump(w io.Writer) error {
 	for _, k := range keys {
 		p("meta %s=%s\n", k, q(t.Meta[k]))
 	}
+}
+
+// topology writes devices, processes and threads.
+func (d *dumper) topology() {
+	t, p, q := d.t, d.p, strconv.Quote
 	p("devices %d\n", len(t.Devices))
-	for _, d := range t.Devices {
+	for _, dev := range t.Devices {
 		p("  device %d name=%s kind=%s vendor=%s sms=%d mem=%d cc=%d.%d bw=%g bus=%s\n",
-			d.ID, q(d.Name), d.Kind, q(d.Vendor), d.SMs, d.MemoryBytes, d.ComputeMajor, d.ComputeMinor, d.MemoryBandwidth, q(d.BusID))
+			dev.ID, q(dev.Name), dev.Kind, q(dev.Vendor), dev.SMs, dev.MemoryBytes, dev.ComputeMajor, dev.ComputeMinor, dev.MemoryBandwidth, q(dev.BusID))
 	}
 	p("processes %d\n", len(t.Processes))
 	for _, pr := range t.Processes {
@@ -52,6 +86,11 @@ func (t *Trace) Dump(w io.Writer) error {
 	for _, x := range t.Threads {
 		p("  thread %d/%d %s\n", x.PID, x.TID, q(x.Name))
 	}
+}
+
+// gpuActivity writes kernels, memory operations, API calls and syncs.
+func (d *dumper) gpuActivity() {
+	t, p, s, th := d.t, d.p, d.s, d.th
 	p("kernels %d\n", len(t.Kernels))
 	for i := range t.Kernels {
 		k := &t.Kernels[i]
@@ -82,6 +121,11 @@ func (t *Trace) Dump(w io.Writer) error {
 		x := &t.Syncs[i]
 		p("  %d %d dev=%d stream=%d corr=%d/%d %s\n", x.Start, x.End, x.Device, x.Stream, x.CorrScope, x.Correlation, x.Kind)
 	}
+}
+
+// hostActivity writes ranges, OS runtime calls, call chains and GIL states.
+func (d *dumper) hostActivity() {
+	t, p, s, th := d.t, d.p, d.s, d.th
 	p("ranges %d\n", len(t.Ranges))
 	for i := range t.Ranges {
 		r := &t.Ranges[i]
@@ -109,6 +153,11 @@ func (t *Trace) Dump(w io.Writer) error {
 		g := &t.GIL[i]
 		p("  %d %d thread=%s %s\n", g.Start, g.End, th(g.Thread), g.State)
 	}
+}
+
+// metrics writes collectives, counters, samples, memory events and op shapes.
+func (d *dumper) metrics() {
+	t, p, s, th := d.t, d.p, d.s, d.th
 	p("collectives %d\n", len(t.Collectives))
 	for i := range t.Collectives {
 		c := &t.Collectives[i]
@@ -140,17 +189,6 @@ func (t *Trace) Dump(w io.Writer) error {
 			p("  ext=%d %s dims=%v types=%q\n", o.ExternalID, s(o.Name), o.Dims, o.Types)
 		}
 	}
-	if t.Bench != nil {
-		dumpBench(p, t.Bench)
-	}
-	if t.JobLog != nil {
-		dumpJobLog(p, t.JobLog)
-	}
-	p("warnings %d\n", len(t.Warnings))
-	for _, w := range t.Warnings {
-		p("  %s: %s\n", w.Position, w.Message)
-	}
-	return bw.Flush()
 }
 
 func dumpBench(p func(string, ...any), b *Bench) {

@@ -49,36 +49,55 @@ func ms(d model.Duration) float64         { return float64(d) / 1e6 }
 // Metrics computes every metric of the namespace that r can answer, in a
 // deterministic order. A metric the report cannot answer is absent (never 0).
 func Metrics(r *model.Report) []Sample {
-	var out []Sample
-	add := func(name, scope string, v float64) { out = append(out, Sample{Name: name, Scope: scope, Value: v}) }
-	addDev := func(name, dev, scope string, v float64) {
-		out = append(out, Sample{Name: name, Scope: scope, Device: dev, Value: v})
-	}
+	s := &samples{}
+	s.add("inputs.count", "", float64(len(r.Inputs)))
+	s.devices(r)
+	s.kernels(r)
+	s.findingCounts(r)
+	s.ruleCounts(r)
+	s.findingMetrics(r)
+	s.bench(r)
+	// Import warnings are always measurable.
+	s.add("warnings.count", "", float64(len(r.Warnings)))
+	return s.out
+}
 
-	out = append(out, Sample{Name: "inputs.count", Value: float64(len(r.Inputs))})
+// samples collects Metrics' output in order.
+type samples struct{ out []Sample }
 
-	// GPU time breakdown, per device.
+func (s *samples) add(name, scope string, v float64) {
+	s.out = append(s.out, Sample{Name: name, Scope: scope, Value: v})
+}
+
+func (s *samples) addDev(name, dev, scope string, v float64) {
+	s.out = append(s.out, Sample{Name: name, Scope: scope, Device: dev, Value: v})
+}
+
+// devices adds the GPU time breakdown, per device.
+func (s *samples) devices(r *model.Report) {
 	for _, d := range r.Devices {
 		sc := DeviceScope(d.Rank, d.Device)
-		addDev("gpu.span_ms", sc, sc, ms(d.Span))
-		addDev("gpu.busy_ms", sc, sc, ms(d.Busy))
-		addDev("gpu.idle_ms", sc, sc, ms(d.Idle))
-		addDev("gpu.compute_ms", sc, sc, ms(d.Compute))
-		addDev("gpu.communication_ms", sc, sc, ms(d.Communication))
-		addDev("gpu.memory_ms", sc, sc, ms(d.Memory))
+		s.addDev("gpu.span_ms", sc, sc, ms(d.Span))
+		s.addDev("gpu.busy_ms", sc, sc, ms(d.Busy))
+		s.addDev("gpu.idle_ms", sc, sc, ms(d.Idle))
+		s.addDev("gpu.compute_ms", sc, sc, ms(d.Compute))
+		s.addDev("gpu.communication_ms", sc, sc, ms(d.Communication))
+		s.addDev("gpu.memory_ms", sc, sc, ms(d.Memory))
 		if d.Span > 0 {
-			addDev("gpu.busy_pct", sc, sc, pct(d.Busy, d.Span))
-			addDev("gpu.idle_pct", sc, sc, pct(d.Idle, d.Span))
-			addDev("gpu.compute_pct", sc, sc, pct(d.Compute, d.Span))
-			addDev("gpu.communication_pct", sc, sc, pct(d.Communication, d.Span))
-			addDev("gpu.memory_pct", sc, sc, pct(d.Memory, d.Span))
-			addDev("gpu.noncompute_pct", sc, sc, pct(d.NonCompute, d.Span))
+			s.addDev("gpu.busy_pct", sc, sc, pct(d.Busy, d.Span))
+			s.addDev("gpu.idle_pct", sc, sc, pct(d.Idle, d.Span))
+			s.addDev("gpu.compute_pct", sc, sc, pct(d.Compute, d.Span))
+			s.addDev("gpu.communication_pct", sc, sc, pct(d.Communication, d.Span))
+			s.addDev("gpu.memory_pct", sc, sc, pct(d.Memory, d.Span))
+			s.addDev("gpu.noncompute_pct", sc, sc, pct(d.NonCompute, d.Span))
 		}
-		addDev("gpu.kernels", sc, sc, float64(d.Kernels))
-		addDev("gpu.memops", sc, sc, float64(d.MemOps))
+		s.addDev("gpu.kernels", sc, sc, float64(d.Kernels))
+		s.addDev("gpu.memops", sc, sc, float64(d.MemOps))
 	}
+}
 
-	// Kernel summaries: only when the capture has kernels.
+// kernels adds the kernel summaries, only when the capture has kernels.
+func (s *samples) kernels(r *model.Report) {
 	if len(r.Kernels) > 0 {
 		var n int64
 		var total model.Duration
@@ -86,25 +105,29 @@ func Metrics(r *model.Report) []Sample {
 			n += k.Count
 			total += k.Total
 		}
-		add("kernels.count", "", float64(n))
-		add("kernels.distinct", "", float64(len(r.Kernels)))
-		add("kernels.total_ms", "", ms(total))
+		s.add("kernels.count", "", float64(n))
+		s.add("kernels.distinct", "", float64(len(r.Kernels)))
+		s.add("kernels.total_ms", "", ms(total))
 	}
+}
 
-	// Findings: counts by severity are always measurable.
+// findingCounts adds the counts by severity, always measurable.
+func (s *samples) findingCounts(r *model.Report) {
 	var bySev [3]int
 	for _, f := range r.Findings {
 		if f.Severity >= model.SevInfo && f.Severity <= model.SevError {
 			bySev[f.Severity]++
 		}
 	}
-	add("findings.total", "", float64(len(r.Findings)))
-	add("findings.error", "", float64(bySev[model.SevError]))
-	add("findings.warning", "", float64(bySev[model.SevWarning]))
-	add("findings.info", "", float64(bySev[model.SevInfo]))
+	s.add("findings.total", "", float64(len(r.Findings)))
+	s.add("findings.error", "", float64(bySev[model.SevError]))
+	s.add("findings.warning", "", float64(bySev[model.SevWarning]))
+	s.add("findings.info", "", float64(bySev[model.SevInfo]))
+}
 
-	// Per rule: counts (absent when the rule was not measurable and found
-	// nothing) and each finding's metrics.
+// ruleCounts adds a count per rule, absent when the rule was not
+// measurable and found nothing.
+func (s *samples) ruleCounts(r *model.Report) {
 	notMeas := map[string]bool{}
 	for _, nm := range r.NotMeasurable {
 		notMeas[nm.Rule] = true
@@ -133,12 +156,17 @@ func Metrics(r *model.Report) []Sample {
 		if count[rule] == 0 && notMeas[rule] {
 			continue
 		}
-		add("finding."+rule+".count", "", float64(count[rule]))
+		s.add("finding."+rule+".count", "", float64(count[rule]))
 	}
+}
+
+// findingMetrics adds each finding's metrics, scoped to the finding (or
+// per rank for a finding grouped over ranks).
+func (s *samples) findingMetrics(r *model.Report) {
 	seq := map[string]int{}
 	for i := range r.Findings {
 		f := &r.Findings[i]
-		if len(f.Ranks) > 0 && perRankSamples(f, seq, addDev) {
+		if len(f.Ranks) > 0 && perRankSamples(f, seq, s.addDev) {
 			continue
 		}
 		seq[f.Rule]++
@@ -148,11 +176,13 @@ func Metrics(r *model.Report) []Sample {
 			dev = DeviceScope(f.Evidence[0].Rank, f.Evidence[0].Device)
 		}
 		for _, m := range f.Metrics {
-			addDev("finding."+f.Rule+"."+metricKey(m.Name), dev, sc, m.Value)
+			s.addDev("finding."+f.Rule+"."+metricKey(m.Name), dev, sc, m.Value)
 		}
 	}
+}
 
-	// nccl-tests benchmark results, per run.
+// bench adds the nccl-tests benchmark results, per run.
+func (s *samples) bench(r *model.Report) {
 	for _, ib := range r.Bench {
 		if ib.Bench == nil {
 			continue
@@ -185,23 +215,19 @@ func Metrics(r *model.Report) []Sample {
 				}
 			}
 			pre := "nccl." + coll + "."
-			add(pre+"rows", sc, float64(len(run.Rows)))
+			s.add(pre+"rows", sc, float64(len(run.Rows)))
 			if any {
-				add(pre+"peak_busbw_gbps", sc, peakBus)
-				add(pre+"peak_algbw_gbps", sc, peakAlg)
-				add(pre+"wrong", sc, float64(wrong))
-				add("nccl.peak_busbw_gbps", sc, peakBus)
-				add("nccl.wrong", sc, float64(wrong))
+				s.add(pre+"peak_busbw_gbps", sc, peakBus)
+				s.add(pre+"peak_algbw_gbps", sc, peakAlg)
+				s.add(pre+"wrong", sc, float64(wrong))
+				s.add("nccl.peak_busbw_gbps", sc, peakBus)
+				s.add("nccl.wrong", sc, float64(wrong))
 			}
 			if run.ReportedAvgBusBW >= 0 {
-				add(pre+"avg_busbw_gbps", sc, run.ReportedAvgBusBW)
+				s.add(pre+"avg_busbw_gbps", sc, run.ReportedAvgBusBW)
 			}
 		}
 	}
-
-	// Import warnings are always measurable.
-	add("warnings.count", "", float64(len(r.Warnings)))
-	return out
 }
 
 // perRankSamples gives a finding grouped across ranks (it has

@@ -117,55 +117,104 @@ a --policy gate or has findings at or above --fail-on, else 0.`,
 }
 
 func runBatch(g *globalOpts, opts *batchOptions) error {
+	a, err := checkBatchOptions(opts)
+	if err != nil {
+		return err
+	}
+	cfg, pol, policyBytes, err := batchDetectorConfig(opts)
+	if err != nil {
+		return err
+	}
+	items, err := expandBatchInputs(opts)
+	if err != nil {
+		return err
+	}
+	bc, err := newBatchConfig(g, opts, a, items, cfg, pol, policyBytes)
+	if err != nil {
+		return err
+	}
+	if f, ok := g.Stderr.(*os.File); ok && g.StderrIsTTY {
+		if w, _, err := term.GetSize(int(f.Fd())); err == nil {
+			bc.Width = w
+		}
+	}
+	sum, err := batch.Run(g.Ctx, bc)
+	return batchOutcome(g, opts, sum, err)
+}
+
+// batchArgs are the batch options parsed from their text.
+type batchArgs struct {
+	formats       []string
+	shard, shards int
+	failSev       model.Severity
+}
+
+// checkBatchOptions checks and parses the options (usage errors first),
+// setting --jobs 0 to the number of CPUs.
+func checkBatchOptions(opts *batchOptions) (batchArgs, error) {
 	if opts.Out == "" {
-		return usageError("batch: --out DIR is required")
+		return batchArgs{}, usageError("batch: --out DIR is required")
 	}
 	if opts.Jobs < 0 {
-		return usageError("--jobs %d: want 0 (the number of CPUs) or more", opts.Jobs)
+		return batchArgs{}, usageError("--jobs %d: want 0 (the number of CPUs) or more", opts.Jobs)
 	}
 	if opts.Jobs == 0 {
 		opts.Jobs = runtime.NumCPU()
 	}
-	formats, err := parseReportFormats(opts.ReportFormat)
+	var a batchArgs
+	var err error
+	a.formats, err = parseReportFormats(opts.ReportFormat)
 	if err != nil {
-		return err
+		return batchArgs{}, err
 	}
-	shard, shards, err := batch.ParseShard(opts.Shard)
+	a.shard, a.shards, err = batch.ParseShard(opts.Shard)
 	if err != nil {
-		return usageError("%v", err)
+		return batchArgs{}, usageError("%v", err)
 	}
-	failSev, gate, err := parseFailOn(opts.FailOn)
+	var gate bool
+	a.failSev, gate, err = parseFailOn(opts.FailOn)
 	if err != nil {
-		return err
+		return batchArgs{}, err
 	}
 	if !gate {
-		failSev = junit.Never
+		a.failSev = junit.Never
 	}
 	if err := pipeline.CheckWindow(opts.Window); err != nil {
-		return usageError("%v", err)
+		return batchArgs{}, usageError("%v", err)
 	}
 	if opts.InputFormat != "" {
 		if _, ok := impall.Registry().ByFormat(opts.InputFormat); !ok {
-			return usageError("--input-format %q: want one of %s", opts.InputFormat, strings.Join(impall.Registry().Formats(), ", "))
+			return batchArgs{}, usageError("--input-format %q: want one of %s", opts.InputFormat, strings.Join(impall.Registry().Formats(), ", "))
 		}
 	}
+	return a, nil
+}
+
+// batchDetectorConfig is the detector configuration of --param/--disable
+// over the --policy file's, with the policy and its bytes (for the
+// fingerprint).
+func batchDetectorConfig(opts *batchOptions) (detectors.Config, *policy.Policy, []byte, error) {
 	flagCfg, err := detectorConfig(opts.Params, opts.Disable)
 	if err != nil {
-		return err
+		return detectors.Config{}, nil, nil, err
 	}
 	var pol *policy.Policy
 	var policyBytes []byte
 	if opts.Policy != "" {
 		if pol, err = policy.Load(opts.Policy); err != nil {
-			return usageError("%v", err)
+			return detectors.Config{}, nil, nil, usageError("%v", err)
 		}
 		if err := pol.Check(detall.Detectors()); err != nil {
-			return usageError("%v", err)
+			return detectors.Config{}, nil, nil, usageError("%v", err)
 		}
 		policyBytes, _ = os.ReadFile(opts.Policy)
 	}
-	cfg := mergeConfig(pol.DetectorConfig(), flagCfg)
+	return mergeConfig(pol.DetectorConfig(), flagCfg), pol, policyBytes, nil
+}
 
+// expandBatchInputs lists the inputs of the arguments and manifests that an
+// importer recognises; none is a usage error.
+func expandBatchInputs(opts *batchOptions) ([]batch.Item, error) {
 	reg := impall.Registry()
 	detect := func(path string) bool {
 		_, err := reg.Detect(path)
@@ -173,16 +222,21 @@ func runBatch(g *globalOpts, opts *batchOptions) error {
 	}
 	items, err := batch.Expand(opts.Inputs, opts.Manifests, detect, batch.OutputDirs(opts.Out)...)
 	if err != nil {
-		return usageError("%v", err)
+		return nil, usageError("%v", err)
 	}
 	if len(items) == 0 {
-		return usageError("batch: no inputs found in %s", strings.Join(append(opts.Inputs, opts.Manifests...), ", "))
+		return nil, usageError("batch: no inputs found in %s", strings.Join(append(opts.Inputs, opts.Manifests...), ", "))
 	}
+	return items, nil
+}
 
+// newBatchConfig is the batch run: the enabled rules, the fingerprint of
+// everything that changes a report, and one pipeline analysis per input.
+func newBatchConfig(g *globalOpts, opts *batchOptions, a batchArgs, items []batch.Item, cfg detectors.Config, pol *policy.Policy, policyBytes []byte) (batch.Config, error) {
 	popts := pipeline.Options{Format: opts.InputFormat, Window: opts.Window, Config: cfg, Jobs: 1}
 	steps, err := stepParser(opts.Steps)
 	if err != nil {
-		return err
+		return batch.Config{}, err
 	}
 	popts.Steps = steps
 	popts.Import.MaxWarnings = opts.MaxWarnings
@@ -196,16 +250,16 @@ func runBatch(g *globalOpts, opts *batchOptions) error {
 		Items:  items,
 		Out:    opts.Out,
 		Jobs:   opts.Jobs,
-		Shard:  shard,
-		Shards: shards,
+		Shard:  a.shard,
+		Shards: a.shards,
 		Policy: pol,
-		FailOn: failSev,
+		FailOn: a.failSev,
 		Rules:  rules,
 		Fingerprint: fingerprint(version.Version, parquet.DatasetVersion, opts.Window, opts.InputFormat, opts.FailOn,
 			fmt.Sprint(opts.MaxWarnings), configText(cfg), string(policyBytes)),
 		Force:   opts.Force,
 		NoSync:  !opts.Fsync,
-		Formats: formats,
+		Formats: a.formats,
 		Analyze: func(ctx context.Context, path string) (*model.Report, error) {
 			if err := g.Mem.checkFits([]string{path}); err != nil {
 				return nil, err
@@ -216,12 +270,12 @@ func runBatch(g *globalOpts, opts *batchOptions) error {
 		Progress: g.progress(),
 		TTY:      g.StderrIsTTY,
 	}
-	if f, ok := g.Stderr.(*os.File); ok && g.StderrIsTTY {
-		if w, _, err := term.GetSize(int(f.Fd())); err == nil {
-			bc.Width = w
-		}
-	}
-	sum, err := batch.Run(g.Ctx, bc)
+	return bc, nil
+}
+
+// batchOutcome prints the summary and where the outputs are, and turns an
+// interrupt, unreadable inputs or failed gates into the exit status.
+func batchOutcome(g *globalOpts, opts *batchOptions, sum *batch.Summary, err error) error {
 	if errors.Is(err, context.Canceled) {
 		done := 0
 		if sum != nil {

@@ -116,7 +116,16 @@ type hangKey struct {
 // hangs reports one finding per hung collective (process group, sequence
 // number, op) and returns how many it reported.
 func hangs(p *detectors.Pass, j *model.JobLog, name string) int {
-	maxList := int(p.Param("max_ranks_listed"))
+	groups, order, lastWork := groupTimeouts(j)
+	for _, k := range order {
+		reportHang(p, j, name, k, groups[k], lastWork)
+	}
+	return len(order)
+}
+
+// groupTimeouts groups the watchdog timeout lines by hung collective, in
+// order of first appearance, and keeps each rank's latest last-work line.
+func groupTimeouts(j *model.JobLog) (map[hangKey][]model.WatchdogEvent, []hangKey, map[int]model.WatchdogEvent) {
 	groups := map[hangKey][]model.WatchdogEvent{}
 	var order []hangKey
 	lastWork := map[int]model.WatchdogEvent{} // rank → latest last-work line
@@ -134,114 +143,141 @@ func hangs(p *detectors.Pass, j *model.JobLog, name string) int {
 			}
 		}
 	}
-	n := 0
-	for _, k := range order {
-		evs := groups[k]
-		w0 := evs[0]
-		waited := map[int]bool{}
-		for _, w := range evs {
-			if w.Rank != model.NoRank {
-				waited[w.Rank] = true
-			}
+	return groups, order, lastWork
+}
+
+// arrivals is where each rank stood at a hung collective, from the ranks'
+// last-work lines: completed it, enqueued it (waited), or never arrived;
+// startup when the first collective never completed.
+type arrivals struct {
+	notArrived, completed, waited []int
+	startup                       bool
+}
+
+func arrivalsAt(k hangKey, evs []model.WatchdogEvent, lastWork map[int]model.WatchdogEvent, startupSeq int64) arrivals {
+	waited := map[int]bool{}
+	for _, w := range evs {
+		if w.Rank != model.NoRank {
+			waited[w.Rank] = true
 		}
-		var notArrived, completed, enqueued []int
-		startup := k.seq >= 0 && k.seq <= int64(p.Param("startup_seq"))
-		for r, lw := range lastWork {
-			if lw.LastCompleted == 0 && k.seq >= 0 && k.seq <= lw.LastEnqueued {
-				startup = true
-			}
-			switch {
-			case k.seq < 0:
-			case lw.LastCompleted >= k.seq:
-				completed = append(completed, r)
-			case lw.LastEnqueued >= k.seq:
-				enqueued = append(enqueued, r)
-				waited[r] = true
-			default:
-				notArrived = append(notArrived, r)
-			}
-		}
-		sort.Ints(notArrived)
-		sort.Ints(completed)
-		waitedList := keys(waited)
-		var missing []int
-		if j.WorldSize > 0 {
-			seen := map[int]bool{}
-			for _, r := range j.Ranks {
-				seen[r] = true
-			}
-			for r := 0; r < j.WorldSize; r++ {
-				if !seen[r] {
-					missing = append(missing, r)
-				}
-			}
-		}
-		// Arrival: report time minus how long the work ran.
-		var starts []float64
-		for _, w := range evs {
-			if w.HasTime && w.RanForMs >= 0 {
-				starts = append(starts, float64(w.Time)/1e6-float64(w.RanForMs))
-			}
-		}
-		what := opText(w0)
-		phase := "mid-run: earlier collectives completed, so one rank stopped arriving"
-		if startup {
-			phase = "at start-up: the first collective never completed, so the ranks could not connect (NCCL init, network, P2P)"
-		}
-		msg := fmt.Sprintf("%s: %s timed out on %d rank(s) (%s) after %s; %s.", name, what, len(evs), ranksText(ranksOf(evs), maxList),
-			msText(w0.TimeoutMs), phase)
-		metrics := []model.Metric{
-			{Name: "seq", Value: float64(k.seq), Unit: "count"},
-			{Name: "numel", Value: float64(w0.NumelIn), Unit: "count"},
-			{Name: "timeout_ms", Value: float64(w0.TimeoutMs), Unit: "ms"},
-			{Name: "ranks_timed_out", Value: float64(len(evs)), Unit: "count"},
-		}
-		if len(completed) > 0 {
-			msg += fmt.Sprintf(" Ranks %s completed SeqNum %d.", ranksText(completed, maxList), k.seq)
-		}
-		if len(waitedList) > 0 && len(lastWork) > 0 {
-			msg += fmt.Sprintf(" Ranks %s had enqueued it (waiting for the others).", ranksText(waitedList, maxList))
+	}
+	var a arrivals
+	a.startup = k.seq >= 0 && k.seq <= startupSeq
+	for r, lw := range lastWork {
+		if lw.LastCompleted == 0 && k.seq >= 0 && k.seq <= lw.LastEnqueued {
+			a.startup = true
 		}
 		switch {
-		case len(notArrived) > 0:
-			msg += fmt.Sprintf(" Rank(s) %s never arrived (last enqueued below %d): the hang is there.", ranksText(notArrived, maxList), k.seq)
-			metrics = append(metrics, model.Metric{Name: "ranks_not_arrived", Value: float64(len(notArrived)), Unit: "count"})
-		case len(missing) > 0:
-			msg += fmt.Sprintf(" Every rank in the log had arrived; the log shows no line from rank(s) %s of %d: look there.", ranksText(missing, maxList), j.WorldSize)
-			metrics = append(metrics, model.Metric{Name: "ranks_not_in_log", Value: float64(len(missing)), Unit: "count"})
+		case k.seq < 0:
+		case lw.LastCompleted >= k.seq:
+			a.completed = append(a.completed, r)
+		case lw.LastEnqueued >= k.seq:
+			waited[r] = true
 		default:
-			msg += " Every rank in the log had arrived; the one that did not is not in this log (give every rank's log)."
+			a.notArrived = append(a.notArrived, r)
 		}
-		if len(starts) >= 2 {
-			lo, hi := starts[0], starts[0]
-			for _, s := range starts {
-				lo, hi = min(lo, s), max(hi, s)
-			}
-			msg += fmt.Sprintf(" Arrival skew of the ranks that reported it: %.0f ms (from the timeout lines' time minus \"ran for\").", hi-lo)
-			metrics = append(metrics, model.Metric{Name: "arrival_skew_ms", Value: hi - lo, Unit: "ms"})
-		}
-		rec := "Find the rank that never arrived (py-spy dump, TORCH_NCCL_DUMP_ON_TIMEOUT=1 flight recorder) and what it was doing; look for rank-dependent code, uneven data or an exception there."
-		if startup {
-			rec = "The ranks never connected: run with NCCL_DEBUG=INFO, pin NCCL_SOCKET_IFNAME to the real interface, check firewalls/ports, /dev/shm (--ipc=host) and try NCCL_P2P_DISABLE=1 once to rule out a broken P2P path."
-		}
-		var ev []model.Evidence
-		for i, w := range evs {
-			if i >= maxList {
-				break
-			}
-			ev = append(ev, model.LogEvidence(w.Rank, w.Time, fmt.Sprintf("%s line %d", name, w.Line)))
-		}
-		p.Report(model.Finding{
-			Severity:       model.SevError,
-			Title:          fmt.Sprintf("Collective timeout: %s", what),
-			Message:        msg,
-			Recommendation: rec,
-			Metrics:        metrics,
-			Evidence:       ev,
-		})
-		n++
 	}
-	return n
+	sort.Ints(a.notArrived)
+	sort.Ints(a.completed)
+	a.waited = keys(waited)
+	return a
+}
+
+// missingRanks are the ranks below the world size with no line in the log.
+func missingRanks(j *model.JobLog) []int {
+	var missing []int
+	if j.WorldSize > 0 {
+		seen := map[int]bool{}
+		for _, r := range j.Ranks {
+			seen[r] = true
+		}
+		for r := 0; r < j.WorldSize; r++ {
+			if !seen[r] {
+				missing = append(missing, r)
+			}
+		}
+	}
+	return missing
+}
+
+// arrivalSkew is the spread (ms) of the ranks' arrivals, each the report
+// time minus how long the work ran; false with fewer than two.
+func arrivalSkew(evs []model.WatchdogEvent) (float64, bool) {
+	var starts []float64
+	for _, w := range evs {
+		if w.HasTime && w.RanForMs >= 0 {
+			starts = append(starts, float64(w.Time)/1e6-float64(w.RanForMs))
+		}
+	}
+	if len(starts) < 2 {
+		return 0, false
+	}
+	lo, hi := starts[0], starts[0]
+	for _, s := range starts {
+		lo, hi = min(lo, s), max(hi, s)
+	}
+	return hi - lo, true
+}
+
+// reportHang reports one hung collective: which ranks timed out, which
+// completed or waited, which never arrived, and the arrival skew.
+func reportHang(p *detectors.Pass, j *model.JobLog, name string, k hangKey, evs []model.WatchdogEvent, lastWork map[int]model.WatchdogEvent) {
+	maxList := int(p.Param("max_ranks_listed"))
+	w0 := evs[0]
+	a := arrivalsAt(k, evs, lastWork, int64(p.Param("startup_seq")))
+	missing := missingRanks(j)
+	what := opText(w0)
+	phase := "mid-run: earlier collectives completed, so one rank stopped arriving"
+	if a.startup {
+		phase = "at start-up: the first collective never completed, so the ranks could not connect (NCCL init, network, P2P)"
+	}
+	msg := fmt.Sprintf("%s: %s timed out on %d rank(s) (%s) after %s; %s.", name, what, len(evs), ranksText(ranksOf(evs), maxList),
+		msText(w0.TimeoutMs), phase)
+	metrics := []model.Metric{
+		{Name: "seq", Value: float64(k.seq), Unit: "count"},
+		{Name: "numel", Value: float64(w0.NumelIn), Unit: "count"},
+		{Name: "timeout_ms", Value: float64(w0.TimeoutMs), Unit: "ms"},
+		{Name: "ranks_timed_out", Value: float64(len(evs)), Unit: "count"},
+	}
+	if len(a.completed) > 0 {
+		msg += fmt.Sprintf(" Ranks %s completed SeqNum %d.", ranksText(a.completed, maxList), k.seq)
+	}
+	if len(a.waited) > 0 && len(lastWork) > 0 {
+		msg += fmt.Sprintf(" Ranks %s had enqueued it (waiting for the others).", ranksText(a.waited, maxList))
+	}
+	switch {
+	case len(a.notArrived) > 0:
+		msg += fmt.Sprintf(" Rank(s) %s never arrived (last enqueued below %d): the hang is there.", ranksText(a.notArrived, maxList), k.seq)
+		metrics = append(metrics, model.Metric{Name: "ranks_not_arrived", Value: float64(len(a.notArrived)), Unit: "count"})
+	case len(missing) > 0:
+		msg += fmt.Sprintf(" Every rank in the log had arrived; the log shows no line from rank(s) %s of %d: look there.", ranksText(missing, maxList), j.WorldSize)
+		metrics = append(metrics, model.Metric{Name: "ranks_not_in_log", Value: float64(len(missing)), Unit: "count"})
+	default:
+		msg += " Every rank in the log had arrived; the one that did not is not in this log (give every rank's log)."
+	}
+	if skew, ok := arrivalSkew(evs); ok {
+		msg += fmt.Sprintf(" Arrival skew of the ranks that reported it: %.0f ms (from the timeout lines' time minus \"ran for\").", skew)
+		metrics = append(metrics, model.Metric{Name: "arrival_skew_ms", Value: skew, Unit: "ms"})
+	}
+	rec := "Find the rank that never arrived (py-spy dump, TORCH_NCCL_DUMP_ON_TIMEOUT=1 flight recorder) and what it was doing; look for rank-dependent code, uneven data or an exception there."
+	if a.startup {
+		rec = "The ranks never connected: run with NCCL_DEBUG=INFO, pin NCCL_SOCKET_IFNAME to the real interface, check firewalls/ports, /dev/shm (--ipc=host) and try NCCL_P2P_DISABLE=1 once to rule out a broken P2P path."
+	}
+	var ev []model.Evidence
+	for i, w := range evs {
+		if i >= maxList {
+			break
+		}
+		ev = append(ev, model.LogEvidence(w.Rank, w.Time, fmt.Sprintf("%s line %d", name, w.Line)))
+	}
+	p.Report(model.Finding{
+		Severity:       model.SevError,
+		Title:          fmt.Sprintf("Collective timeout: %s", what),
+		Message:        msg,
+		Recommendation: rec,
+		Metrics:        metrics,
+		Evidence:       ev,
+	})
 }
 
 // ncclErrors reports the watchdog-stuck and NCCL error lines, one finding per kind.

@@ -22,15 +22,7 @@ func stragglers(p *detectors.Pass) {
 		return traces[r].Path
 	}
 	need := int(p.Param("min_matched"))
-	how := fmt.Sprintf("%d collectives matched across %s by process group, operation, size and %s", len(m.Matches), job.Describe(), m.By)
-	if sharedClock(traces) {
-		how += "; the ranks share one capture's clock"
-	} else {
-		how += "; clocks aligned per rank on the median difference of matched end times"
-	}
-	if m.Rejected > 0 {
-		how += fmt.Sprintf("; %d candidate matches rejected because their intervals do not overlap once the clocks are aligned (a different operation, or a one-way transfer such as a small broadcast or send that completes into the peer's buffer without waiting for it: no arrival to compare)", m.Rejected)
-	}
+	how := matchHow(m, job, traces)
 	if len(m.Matches) < need+1 {
 		p.NotMeasurable("stragglers: %s; need %d after the first (profiler-start skew) to compare arrivals", how, need)
 		return
@@ -40,14 +32,7 @@ func stragglers(p *detectors.Pass) {
 	if l.FirstLast >= 0 && l.First > 0 {
 		firstNote = fmt.Sprintf(" The first matched collective after profiler start had an arrival spread of %s (%s last); that is profiler-start skew, not straggling, and is left out.", l.First, rankName(l.FirstLast))
 	}
-	// The straggler is the rank the others waited for longest (summed over
-	// the matches where it arrived last), then the latest on average.
-	strag := 0
-	for r := range traces {
-		if l.WaitCaused[r] > l.WaitCaused[strag] || (l.WaitCaused[r] == l.WaitCaused[strag] && l.Mean[r] > l.Mean[strag]) {
-			strag = r
-		}
-	}
+	strag := straggler(l, len(traces))
 	n := l.N
 	meanLate := l.Mean[strag]
 	var others model.Duration
@@ -60,21 +45,7 @@ func stragglers(p *detectors.Pass) {
 	if meanLate < model.Duration(p.Param("skew_info_us")*float64(model.Microsecond)) {
 		// Ranks arrive together; only a first-collective skew is worth a note.
 		if l.FirstLast >= 0 && l.First >= model.Duration(p.Param("skew_info_us")*float64(model.Microsecond)) {
-			o := m.Matches[0][l.FirstLast]
-			p.Report(model.Finding{
-				Severity:   model.SevInfo,
-				Confidence: model.Inferred,
-				Title:      fmt.Sprintf("No straggler: ranks arrive together except at the first collective after profiler start (%s apart)", l.First),
-				Message: fmt.Sprintf("%s. After the first, the latest rank is on average %s late (below %.0f µs). The first matched collective had an arrival spread of %s (%s last): the ranks' profilers started at different moments (profiler-start skew), which costs nothing outside the capture.",
-					how, meanLate, p.Param("skew_info_us"), l.First, rankName(l.FirstLast)),
-				Metrics: []model.Metric{
-					{Name: "first_collective_skew_ns", Value: float64(l.First), Unit: "ns"},
-					{Name: "matched_collectives", Value: float64(n), Unit: "count"},
-					{Name: "max_mean_lateness_ns", Value: float64(meanLate), Unit: "ns"},
-				},
-				Evidence: []model.Evidence{{Rank: traces[l.FirstLast].Rank, Device: o.Device, Stream: o.Stream, Thread: -1, Start: o.Start, End: o.End,
-					Note: fmt.Sprintf("first collective after profiler start: %s arrives %s after the earliest rank", rankName(l.FirstLast), l.First)}},
-			})
+			p.Report(firstSkewNote(p, m, l, traces, how, meanLate, rankName))
 		}
 		return
 	}
@@ -113,6 +84,63 @@ func stragglers(p *detectors.Pass) {
 		f.Message += fmt.Sprintf(" Collective counts differ between ranks (%s); %d collectives had no counterpart and were not compared.", strings.Join(uniq(m.Mismatched), "; "), m.Unpaired)
 	}
 	// One evidence item per rank: its latest arrival among the matches.
+	f.Evidence = append(f.Evidence, lateEvidence(m, l, traces, rankName)...)
+	addRankMetrics(&f, m, l, traces)
+	p.Report(f)
+}
+
+// matchHow says how collectives were matched and clocks aligned, and how
+// many candidate matches were rejected.
+func matchHow(m *Matching, job model.Job, traces []*model.Trace) string {
+	how := fmt.Sprintf("%d collectives matched across %s by process group, operation, size and %s", len(m.Matches), job.Describe(), m.By)
+	if sharedClock(traces) {
+		how += "; the ranks share one capture's clock"
+	} else {
+		how += "; clocks aligned per rank on the median difference of matched end times"
+	}
+	if m.Rejected > 0 {
+		how += fmt.Sprintf("; %d candidate matches rejected because their intervals do not overlap once the clocks are aligned (a different operation, or a one-way transfer such as a small broadcast or send that completes into the peer's buffer without waiting for it: no arrival to compare)", m.Rejected)
+	}
+	return how
+}
+
+// straggler is the rank the others waited for longest (summed over the
+// matches where it arrived last), then the latest on average.
+func straggler(l Lateness, ranks int) int {
+	strag := 0
+	for r := 0; r < ranks; r++ {
+		if l.WaitCaused[r] > l.WaitCaused[strag] || (l.WaitCaused[r] == l.WaitCaused[strag] && l.Mean[r] > l.Mean[strag]) {
+			strag = r
+		}
+	}
+	return strag
+}
+
+// firstSkewNote is the note when ranks arrive together except at the first
+// collective after profiler start: skew that costs nothing.
+func firstSkewNote(p *detectors.Pass, m *Matching, l Lateness, traces []*model.Trace, how string, meanLate model.Duration, rankName func(int) string) model.Finding {
+	o := m.Matches[0][l.FirstLast]
+	return model.Finding{
+		Severity:   model.SevInfo,
+		Confidence: model.Inferred,
+		Title:      fmt.Sprintf("No straggler: ranks arrive together except at the first collective after profiler start (%s apart)", l.First),
+		Message: fmt.Sprintf("%s. After the first, the latest rank is on average %s late (below %.0f µs). The first matched collective had an arrival spread of %s (%s last): the ranks' profilers started at different moments (profiler-start skew), which costs nothing outside the capture.",
+			how, meanLate, p.Param("skew_info_us"), l.First, rankName(l.FirstLast)),
+		Metrics: []model.Metric{
+			{Name: "first_collective_skew_ns", Value: float64(l.First), Unit: "ns"},
+			{Name: "matched_collectives", Value: float64(l.N), Unit: "count"},
+			{Name: "max_mean_lateness_ns", Value: float64(meanLate), Unit: "ns"},
+		},
+		Evidence: []model.Evidence{{Rank: traces[l.FirstLast].Rank, Device: o.Device, Stream: o.Stream, Thread: -1, Start: o.Start, End: o.End,
+			Note: fmt.Sprintf("first collective after profiler start: %s arrives %s after the earliest rank", rankName(l.FirstLast), l.First)}},
+	}
+}
+
+// lateEvidence is one item per rank: its latest arrival among the matches
+// after the first.
+func lateEvidence(m *Matching, l Lateness, traces []*model.Trace, rankName func(int) string) []model.Evidence {
+	n := l.N
+	var ev []model.Evidence
 	for r := range traces {
 		worst, wi := model.Duration(-1), -1
 		for i, c := range m.Matches[1:] {
@@ -125,9 +153,16 @@ func stragglers(p *detectors.Pass) {
 			continue
 		}
 		o := m.Matches[wi][r]
-		f.Evidence = append(f.Evidence, model.Evidence{Rank: traces[r].Rank, Device: o.Device, Stream: o.Stream, Thread: -1, Start: o.Start, End: o.End,
+		ev = append(ev, model.Evidence{Rank: traces[r].Rank, Device: o.Device, Stream: o.Stream, Thread: -1, Start: o.Start, End: o.End,
 			Note: fmt.Sprintf("%s: mean lateness %s, last at %d/%d; latest here (%s, %s after the earliest rank)", rankName(r), l.Mean[r], l.Last[r], n, o.Op, worst)})
 	}
+	return ev
+}
+
+// addRankMetrics adds each rank's lateness, last count, wait caused and
+// clock offset, and the ranks when they are known and distinct.
+func addRankMetrics(f *model.Finding, m *Matching, l Lateness, traces []*model.Trace) {
+	n := l.N
 	for r := range traces {
 		rk := traces[r].Rank
 		f.Metrics = append(f.Metrics, model.Metric{Name: model.RankMetricName(rk, "mean_lateness_ns"), Value: float64(l.Mean[r]), Unit: "ns"},
@@ -142,7 +177,6 @@ func stragglers(p *detectors.Pass) {
 	if len(f.Ranks) != len(traces) {
 		f.Ranks = nil // ranks unknown or repeated: no per-rank table
 	}
-	p.Report(f)
 }
 
 // lastArrivals lists the ranks that arrived last at least once, most often first.

@@ -125,6 +125,48 @@ func analyze(p *detectors.Pass, t *model.Trace) {
 		p.NotMeasurable("%s: the steady-state window (%s) is empty", t.Path, how)
 		return
 	}
+	c := classify(p, t, steady)
+	if c.copies == 0 {
+		return
+	}
+	if len(t.APICalls) == 0 {
+		p.NotMeasurable("%s: synchronous copies: the capture has no API calls to tell cudaMemcpy from cudaMemcpyAsync (the other copy checks ran)", t.Path)
+	}
+	s := &scope{t: t, steady: steady, how: how, wall: wall, bi: bi, prod: prod,
+		warn: p.Param("warn_pct"), minPct: p.Param("min_pct")}
+	s.reportSync(p, c.sync)
+	s.reportPageable(p, c.page)
+	s.reportSmall(p, c)
+
+	keys := make([]bwKey, 0, len(c.bw))
+	for k := range c.bw {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i].dev != keys[j].dev {
+			return keys[i].dev < keys[j].dev
+		}
+		return keys[i].kind < keys[j].kind
+	})
+	for _, k := range keys {
+		checkBandwidth(p, t, k, c.bw[k], how)
+	}
+}
+
+// copyGroups are the steady-state copies (not sets or UVM migrations)
+// sorted into the groups each check reports on.
+type copyGroups struct {
+	sync, page, small *group
+	smallOther        *group // tiny copies that are also synchronous or pageable
+	bw                map[bwKey]*group
+	copies, smallAll  int
+	smallBytesAll     int64
+	smallBytes        int64 // the small_bytes threshold
+}
+
+// classify walks the copies starting in steady and files each into the
+// synchronous, pageable, tiny and bandwidth groups it belongs to.
+func classify(p *detectors.Pass, t *model.Trace, steady model.Interval) *copyGroups {
 	apis := detectors.IndexAPI(t, func(c *model.APICall) bool {
 		return c.Class == model.APIMemcpy || c.Class == model.APIMemset
 	})
@@ -137,15 +179,13 @@ func analyze(p *detectors.Pass, t *model.Trace) {
 		}
 		return v
 	}
-	smallBytes := int64(p.Param("small_bytes"))
 	bwMin := int64(p.Param("bw_min_bytes"))
 	bwMinD := int64(p.Param("bw_min_bytes_dtod"))
-
-	syncG, pageG, smallG := newGroup(byCallTime(t)), newGroup(byCost(t)), newGroup(byCost(t))
-	smallOtherG := newGroup(byCost(t)) // tiny copies that are also synchronous or pageable
-	bw := map[bwKey]*group{}
-	copies, smallAll := 0, 0
-	var smallBytesAll int64
+	c := &copyGroups{
+		sync: newGroup(byCallTime(t)), page: newGroup(byCost(t)), small: newGroup(byCost(t)),
+		smallOther: newGroup(byCost(t)), bw: map[bwKey]*group{},
+		smallBytes: int64(p.Param("small_bytes")),
+	}
 	for i := range t.MemOps {
 		m := &t.MemOps[i]
 		if m.Start < steady.Start || m.Start >= steady.End {
@@ -155,27 +195,27 @@ func analyze(p *detectors.Pass, t *model.Trace) {
 		case model.MemSet, model.MemUVM:
 			continue
 		}
-		copies++
+		c.copies++
 		ai := apis.Lookup(detectors.CorrKey{Scope: m.CorrScope, Corr: m.Correlation})
 		sync := ai >= 0 && isSync(t.APICalls[ai].Name) && m.Kind != model.MemDtoD &&
 			!(m.Kind == model.MemHtoD && m.Bytes >= 0 && m.Bytes <= 64<<10)
 		pageable := m.Src == model.MemPageable || m.Dst == model.MemPageable
 		switch {
 		case sync:
-			syncG.add(t, steady, int32(i), ai)
+			c.sync.add(t, steady, int32(i), ai)
 		case pageable:
-			pageG.add(t, steady, int32(i), ai)
+			c.page.add(t, steady, int32(i), ai)
 		}
-		if m.Bytes >= 0 && m.Bytes < smallBytes {
+		if m.Bytes >= 0 && m.Bytes < c.smallBytes {
 			// Tiny copies that are also synchronous or pageable wait for
 			// the GPU or the staging buffer: their cost is reported there,
 			// not as per-copy overhead.
-			smallAll++
-			smallBytesAll += m.Bytes
+			c.smallAll++
+			c.smallBytesAll += m.Bytes
 			if sync || pageable {
-				smallOtherG.add(t, steady, int32(i), ai)
+				c.smallOther.add(t, steady, int32(i), ai)
 			} else {
-				smallG.add(t, steady, int32(i), ai)
+				c.small.add(t, steady, int32(i), ai)
 			}
 		}
 		minBytes := bwMin
@@ -184,137 +224,155 @@ func analyze(p *detectors.Pass, t *model.Trace) {
 		}
 		if m.Bytes >= minBytes && m.End > m.Start && bandwidthChecked(m) {
 			k := bwKey{m.Device, m.Kind}
-			g := bw[k]
+			g := c.bw[k]
 			if g == nil {
 				g = newGroup(bySlowest(t))
-				bw[k] = g
+				c.bw[k] = g
 			}
 			g.add(t, steady, int32(i), ai)
 		}
 	}
-	if copies == 0 {
+	return c
+}
+
+// scope is what every copy finding is measured against: the steady-state
+// window, its wall time, GPU idle per block and the severity thresholds.
+type scope struct {
+	t            *model.Trace
+	steady       model.Interval
+	how          string
+	wall         model.Duration
+	bi           *detectors.BlockIdle
+	prod         detectors.ProducerInfo
+	warn, minPct float64
+}
+
+// sevOf is the severity of a share of wall time, or false under min_pct.
+func (s *scope) sevOf(share float64) (model.Severity, bool) {
+	switch {
+	case share >= s.warn:
+		return model.SevWarning, true
+	case share >= s.minPct:
+		return model.SevInfo, true
+	}
+	return 0, false
+}
+
+// reportSync reports synchronous copies by the host time they block.
+func (s *scope) reportSync(p *detectors.Pass, syncG *group) {
+	t, bi, wall, how := s.t, s.bi, s.wall, s.how
+	n := syncG.n
+	if n == 0 {
 		return
 	}
-	if len(t.APICalls) == 0 {
-		p.NotMeasurable("%s: synchronous copies: the capture has no API calls to tell cudaMemcpy from cudaMemcpyAsync (the other copy checks ran)", t.Path)
+	blocked := syncG.api
+	share := detectors.Pct(float64(blocked), float64(wall))
+	sev, ok := s.sevOf(share)
+	if !ok {
+		return
 	}
-
-	warn, minPct := p.Param("warn_pct"), p.Param("min_pct")
-	sevOf := func(share float64) (model.Severity, bool) {
-		switch {
-		case share >= warn:
-			return model.SevWarning, true
-		case share >= minPct:
-			return model.SevInfo, true
-		}
-		return 0, false
-	}
-
-	if n := syncG.n; n > 0 {
-		blocked := syncG.api
-		share := detectors.Pct(float64(blocked), float64(wall))
-		if sev, ok := sevOf(share); ok {
-			idle := bi.Total(syncG.blocks) + syncG.gpu
-			sev, idleText := bi.Cap(sev, idle, blocked, wall, warn)
-			p.Report(model.Finding{
-				Severity: sev,
-				Title:    fmt.Sprintf("%d synchronous copies block the host %s (%s%% of wall time)", n, blocked, detectors.FormatFloat(share)),
-				Message: fmt.Sprintf("%d synchronous copies (%s) in the steady state (%s) block the host for %s, %s%% of %s wall time, moving %s.",
-					n, apiNames(t, syncG.names), how, blocked, detectors.FormatFloat(share), wall, bytesText(syncG.bytes)) + idleText,
-				Recommendation: detectors.CopyAdvice(prod),
-				Metrics: []model.Metric{
-					gpuIdleMetric(bi, idle),
-					{Name: "sync_copies", Value: float64(n), Unit: "count"},
-					{Name: "blocked_time", Value: float64(blocked), Unit: "ns"},
-					{Name: "blocked_share", Value: share, Unit: "%", Num: float64(blocked), Den: float64(wall)},
-					{Name: "copy_time", Value: float64(syncG.gpu), Unit: "ns"},
-					{Name: "bytes", Value: float64(syncG.bytes), Unit: "bytes"},
-				},
-				Evidence: evidence(t, syncG.top, "synchronous", bi),
-			})
-		}
-	}
-
-	if n := pageG.n; n > 0 {
-		share := detectors.Pct(float64(pageG.cost), float64(wall))
-		if sev, ok := sevOf(share); ok {
-			idle := bi.Total(pageG.blocks) + pageG.gpu
-			sev, idleText := bi.Cap(sev, idle, pageG.api, wall, warn)
-			p.Report(model.Finding{
-				Severity: sev,
-				Title:    fmt.Sprintf("%d copies touch pageable host memory (%s%% of wall time)", n, detectors.FormatFloat(share)),
-				Message: fmt.Sprintf("%d copies touch pageable host memory in the steady state (%s): %s of copy time%s, %s%% of %s wall time, moving %s; the driver stages them through a pinned buffer, so an Async call waits for the copy and runs at a fraction of the link bandwidth.",
-					n, how, pageG.gpu, callText(pageG), detectors.FormatFloat(share), wall, bytesText(pageG.bytes)) + idleText,
-				Recommendation: detectors.CopyAdvice(prod),
-				Metrics: []model.Metric{
-					gpuIdleMetric(bi, idle),
-					{Name: "pageable_copies", Value: float64(n), Unit: "count"},
-					{Name: "copy_time", Value: float64(pageG.gpu), Unit: "ns"},
-					{Name: "call_time", Value: float64(pageG.api), Unit: "ns"},
-					{Name: "pageable_share", Value: share, Unit: "%", Num: float64(pageG.cost), Den: float64(wall)},
-					{Name: "bytes", Value: float64(pageG.bytes), Unit: "bytes"},
-				},
-				Evidence: evidence(t, pageG.top, "pageable", bi),
-			})
-		}
-	}
-
-	if n := smallAll; n > 0 && float64(n) >= p.Param("small_min_count") {
-		share := detectors.Pct(float64(smallG.cost), float64(wall))
-		sev := model.SevInfo
-		if share >= warn {
-			sev = model.SevWarning
-		}
-		perStep := ""
-		if steps := stepsIn(t, steady); steps > 0 {
-			perStep = fmt.Sprintf(" (%s per step)", detectors.FormatFloat(float64(n)/float64(steps)))
-		}
-		msg := fmt.Sprintf("%d copies under %s in the steady state (%s)%s move %s in total, mean %s each",
-			n, bytesText(smallBytes), how, perStep, bytesText(smallBytesAll), bytesText(smallBytesAll/int64(n)))
-		switch {
-		case smallOtherG.n == 0:
-			msg += fmt.Sprintf("; they cost %s (%s of copy time%s), %s%% of %s wall time, almost all of it fixed per-copy overhead.",
-				smallG.cost, smallG.gpu, callText(smallG), detectors.FormatFloat(share), wall)
-		case smallG.n == 0:
-			msg += "; all of them are synchronous or pageable and reported as such."
-		default:
-			msg += fmt.Sprintf("; %d of them are synchronous or pageable and reported as such, the other %d cost %s (%s of copy time%s), %s%% of %s wall time, almost all of it fixed per-copy overhead.",
-				smallOtherG.n, smallG.n, smallG.cost, smallG.gpu, callText(smallG), detectors.FormatFloat(share), wall)
-		}
-		ev := smallG.top
-		if len(ev) == 0 {
-			ev = smallOtherG.top
-		}
-		p.Report(model.Finding{
-			Severity:       sev,
-			Title:          fmt.Sprintf("%d tiny memory copies", n),
-			Message:        msg,
-			Recommendation: tinyAdvice(prod),
-			Metrics: []model.Metric{
-				{Name: "small_copies", Value: float64(n), Unit: "count"},
-				{Name: "small_copies_sync_or_pageable", Value: float64(smallOtherG.n), Unit: "count"},
-				{Name: "copy_time", Value: float64(smallG.gpu), Unit: "ns"},
-				{Name: "call_time", Value: float64(smallG.api), Unit: "ns"},
-				{Name: "small_share", Value: share, Unit: "%", Num: float64(smallG.cost), Den: float64(wall)},
-				{Name: "bytes", Value: float64(smallBytesAll), Unit: "bytes"},
-			},
-			Evidence: evidence(t, ev, "tiny", nil),
-		})
-	}
-
-	keys := make([]bwKey, 0, len(bw))
-	for k := range bw {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool {
-		if keys[i].dev != keys[j].dev {
-			return keys[i].dev < keys[j].dev
-		}
-		return keys[i].kind < keys[j].kind
+	idle := bi.Total(syncG.blocks) + syncG.gpu
+	sev, idleText := bi.Cap(sev, idle, blocked, wall, s.warn)
+	p.Report(model.Finding{
+		Severity: sev,
+		Title:    fmt.Sprintf("%d synchronous copies block the host %s (%s%% of wall time)", n, blocked, detectors.FormatFloat(share)),
+		Message: fmt.Sprintf("%d synchronous copies (%s) in the steady state (%s) block the host for %s, %s%% of %s wall time, moving %s.",
+			n, apiNames(t, syncG.names), how, blocked, detectors.FormatFloat(share), wall, bytesText(syncG.bytes)) + idleText,
+		Recommendation: detectors.CopyAdvice(s.prod),
+		Metrics: []model.Metric{
+			gpuIdleMetric(bi, idle),
+			{Name: "sync_copies", Value: float64(n), Unit: "count"},
+			{Name: "blocked_time", Value: float64(blocked), Unit: "ns"},
+			{Name: "blocked_share", Value: share, Unit: "%", Num: float64(blocked), Den: float64(wall)},
+			{Name: "copy_time", Value: float64(syncG.gpu), Unit: "ns"},
+			{Name: "bytes", Value: float64(syncG.bytes), Unit: "bytes"},
+		},
+		Evidence: evidence(t, syncG.top, "synchronous", bi),
 	})
-	for _, k := range keys {
-		checkBandwidth(p, t, k, bw[k], how)
+}
+
+// reportPageable reports copies staged through pageable host memory by
+// their cost.
+func (s *scope) reportPageable(p *detectors.Pass, pageG *group) {
+	t, bi, wall, how := s.t, s.bi, s.wall, s.how
+	n := pageG.n
+	if n == 0 {
+		return
 	}
+	share := detectors.Pct(float64(pageG.cost), float64(wall))
+	sev, ok := s.sevOf(share)
+	if !ok {
+		return
+	}
+	idle := bi.Total(pageG.blocks) + pageG.gpu
+	sev, idleText := bi.Cap(sev, idle, pageG.api, wall, s.warn)
+	p.Report(model.Finding{
+		Severity: sev,
+		Title:    fmt.Sprintf("%d copies touch pageable host memory (%s%% of wall time)", n, detectors.FormatFloat(share)),
+		Message: fmt.Sprintf("%d copies touch pageable host memory in the steady state (%s): %s of copy time%s, %s%% of %s wall time, moving %s; the driver stages them through a pinned buffer, so an Async call waits for the copy and runs at a fraction of the link bandwidth.",
+			n, how, pageG.gpu, callText(pageG), detectors.FormatFloat(share), wall, bytesText(pageG.bytes)) + idleText,
+		Recommendation: detectors.CopyAdvice(s.prod),
+		Metrics: []model.Metric{
+			gpuIdleMetric(bi, idle),
+			{Name: "pageable_copies", Value: float64(n), Unit: "count"},
+			{Name: "copy_time", Value: float64(pageG.gpu), Unit: "ns"},
+			{Name: "call_time", Value: float64(pageG.api), Unit: "ns"},
+			{Name: "pageable_share", Value: share, Unit: "%", Num: float64(pageG.cost), Den: float64(wall)},
+			{Name: "bytes", Value: float64(pageG.bytes), Unit: "bytes"},
+		},
+		Evidence: evidence(t, pageG.top, "pageable", bi),
+	})
+}
+
+// reportSmall reports tiny copies by count, costing only those not
+// already reported as synchronous or pageable.
+func (s *scope) reportSmall(p *detectors.Pass, c *copyGroups) {
+	t, wall, how := s.t, s.wall, s.how
+	smallG, smallOtherG := c.small, c.smallOther
+	n := c.smallAll
+	if !(n > 0 && float64(n) >= p.Param("small_min_count")) {
+		return
+	}
+	share := detectors.Pct(float64(smallG.cost), float64(wall))
+	sev := model.SevInfo
+	if share >= s.warn {
+		sev = model.SevWarning
+	}
+	perStep := ""
+	if steps := stepsIn(t, s.steady); steps > 0 {
+		perStep = fmt.Sprintf(" (%s per step)", detectors.FormatFloat(float64(n)/float64(steps)))
+	}
+	msg := fmt.Sprintf("%d copies under %s in the steady state (%s)%s move %s in total, mean %s each",
+		n, bytesText(c.smallBytes), how, perStep, bytesText(c.smallBytesAll), bytesText(c.smallBytesAll/int64(n)))
+	switch {
+	case smallOtherG.n == 0:
+		msg += fmt.Sprintf("; they cost %s (%s of copy time%s), %s%% of %s wall time, almost all of it fixed per-copy overhead.",
+			smallG.cost, smallG.gpu, callText(smallG), detectors.FormatFloat(share), wall)
+	case smallG.n == 0:
+		msg += "; all of them are synchronous or pageable and reported as such."
+	default:
+		msg += fmt.Sprintf("; %d of them are synchronous or pageable and reported as such, the other %d cost %s (%s of copy time%s), %s%% of %s wall time, almost all of it fixed per-copy overhead.",
+			smallOtherG.n, smallG.n, smallG.cost, smallG.gpu, callText(smallG), detectors.FormatFloat(share), wall)
+	}
+	ev := smallG.top
+	if len(ev) == 0 {
+		ev = smallOtherG.top
+	}
+	p.Report(model.Finding{
+		Severity:       sev,
+		Title:          fmt.Sprintf("%d tiny memory copies", n),
+		Message:        msg,
+		Recommendation: tinyAdvice(s.prod),
+		Metrics: []model.Metric{
+			{Name: "small_copies", Value: float64(n), Unit: "count"},
+			{Name: "small_copies_sync_or_pageable", Value: float64(smallOtherG.n), Unit: "count"},
+			{Name: "copy_time", Value: float64(smallG.gpu), Unit: "ns"},
+			{Name: "call_time", Value: float64(smallG.api), Unit: "ns"},
+			{Name: "small_share", Value: share, Unit: "%", Num: float64(smallG.cost), Den: float64(wall)},
+			{Name: "bytes", Value: float64(c.smallBytesAll), Unit: "bytes"},
+		},
+		Evidence: evidence(t, ev, "tiny", nil),
+	})
 }
 
 // bandwidthChecked reports whether a copy's bandwidth has a known ceiling:

@@ -73,11 +73,9 @@ func run(p *detectors.Pass) error {
 		if b == nil {
 			continue
 		}
-		f := &b.NCCL
 		name := filepath.Base(t.Path)
 		ev := []model.Evidence{{Rank: -1, Device: model.NoDevice, Stream: model.NoStream, Thread: -1, Note: name}}
-		gpu, nodes, perNode := scope(b)
-		if f.InfoLines == 0 {
+		if b.NCCL.InfoLines == 0 {
 			inferNVLS(p, b, name, ev, nvlsRing)
 			if len(b.Runs) > 0 {
 				p.NotMeasurable("%s: no NCCL_DEBUG=INFO lines; transports, network and GPUDirect RDMA are unknown (re-run with NCCL_DEBUG=INFO)", name)
@@ -86,148 +84,192 @@ func run(p *detectors.Pass) error {
 		}
 		looked = true
 		before := p.Reported()
-		devices(p, f, name, ev)
-		use := map[string]int{}
-		for _, u := range f.TransportUse {
-			use[u.Name] = u.Conns
-		}
-		sum := func(pred func(string) bool) int {
-			n := 0
-			for k, v := range use {
-				if pred(k) {
-					n += v
-				}
-			}
-			return n
-		}
-		env := map[string]string{}
-		for _, e := range f.Env {
-			if i := strings.IndexByte(e, '='); i > 0 {
-				env[e[:i]] = e[i+1:]
-			}
-		}
-		sockets := use["NET/Socket"]
-		netConns := sum(func(k string) bool { return strings.HasPrefix(k, "NET/") })
-		multi := nodes > 1 || netConns > 0
-		// 1. Socket fallback.
-		if multi && (sockets > 0 || strings.EqualFold(f.Network, "Socket")) {
-			var why []string
-			for _, d := range f.NetDevices {
-				if strings.HasPrefix(d, "IB:") {
-					why = append(why, "IB devices were listed ("+strings.TrimPrefix(d, "IB: ")+")")
-					break
-				}
-			}
-			if f.NoIBVerbs {
-				why = append(why, "libibverbs could not be opened (RDMA stack missing in the environment)")
-			}
-			if v, ok := env["NCCL_IB_DISABLE"]; ok && v != "0" {
-				why = append(why, "NCCL_IB_DISABLE="+v+" is set")
-			}
-			if isDatacenter(gpu) {
-				why = append(why, gpu+" systems normally have an RDMA network")
-			}
-			if len(why) > 0 {
-				p.Report(model.Finding{
-					Severity: model.SevWarning,
-					Title:    "NCCL falls back to TCP sockets between nodes",
-					Message: fmt.Sprintf("%s: inter-node traffic uses TCP sockets (network %q, %d NET/Socket connections of %d network connections) although %s.",
-						name, orDash(f.Network), sockets, netConns, strings.Join(why, "; ")),
-					Recommendation: "Expose the RDMA stack (libibverbs, /dev/infiniband) or the aws-ofi-nccl plugin to the job and unset NCCL_IB_DISABLE; expect several times the bandwidth.",
-					Metrics:        []model.Metric{{Name: "socket_conns", Value: float64(sockets), Unit: "count"}, {Name: "net_conns", Value: float64(netConns), Unit: "count"}},
-					Evidence:       ev,
-				})
-			}
-		}
-		// 2. No P2P between GPUs of one node.
-		shm := sum(func(k string) bool { return strings.HasPrefix(k, "SHM") })
-		p2p := sum(func(k string) bool { return strings.HasPrefix(k, "P2P") })
-		p2pOff, hasP2POff := env["NCCL_P2P_DISABLE"]
-		switch {
-		case perNode > 1 || shm > 0 || p2p > 0 || f.P2PDisabledHint:
-			if shm > 0 && p2p == 0 || f.P2PDisabledHint || (hasP2POff && p2pOff != "0") {
-				var why []string
-				if shm > 0 {
-					why = append(why, fmt.Sprintf("%d intra-node connections use SHM and none P2P", shm))
-				}
-				if f.P2PDisabledHint {
-					why = append(why, "NCCL reported intraNodeP2pSupport 0")
-				}
-				if hasP2POff && p2pOff != "0" {
-					why = append(why, "NCCL_P2P_DISABLE="+p2pOff+" is set")
-				}
-				p.Report(model.Finding{
-					Severity:       model.SevWarning,
-					Title:          "No GPU peer-to-peer transport inside a node",
-					Message:        fmt.Sprintf("%s: GPUs of one node (%s) do not talk peer-to-peer: %s; traffic is staged through host memory.", name, orDash(gpu), strings.Join(why, "; ")),
-					Recommendation: "Run the container with --ipc=host, unset NCCL_P2P_DISABLE, and check PCIe ACS/IOMMU settings (nvidia-smi topo -p2p r).",
-					Metrics:        []model.Metric{{Name: "shm_conns", Value: float64(shm), Unit: "count"}, {Name: "p2p_conns", Value: float64(p2p), Unit: "count"}},
-					Evidence:       ev,
-				})
-			} else if shm > 0 && p2p > 0 {
-				p.Report(model.Finding{
-					Severity:       model.SevInfo,
-					Title:          "Some GPU pairs of a node use shared memory instead of P2P",
-					Message:        fmt.Sprintf("%s: %d of %d intra-node connections use SHM, the rest P2P: some GPU pairs (often across CPU sockets or PCIe root complexes) lack peer access.", name, shm, shm+p2p),
-					Recommendation: "Check nvidia-smi topo -m for SYS/NODE paths between the pairs; NCCL_P2P_LEVEL=SYS forces P2P where the platform allows it.",
-					Metrics:        []model.Metric{{Name: "shm_conns", Value: float64(shm), Unit: "count"}, {Name: "p2p_conns", Value: float64(p2p), Unit: "count"}, {Name: "shm_share", Value: float64(shm) / float64(shm+p2p), Unit: "ratio", Num: float64(shm), Den: float64(shm + p2p)}},
-					Evidence:       ev,
-				})
-			}
-		}
-		// 3. GPUDirect RDMA off.
-		rdma := sum(func(k string) bool { return strings.HasPrefix(k, "NET/") && k != "NET/Socket" })
-		gdr := sum(func(k string) bool { return strings.HasPrefix(k, "NET/") && strings.HasSuffix(k, "/GDRDMA") })
-		if (rdma > 0 && gdr == 0) || (f.GDRDisabled > 0 && f.GDREnabled == 0) {
-			p.Report(model.Finding{
-				Severity: model.SevWarning,
-				Title:    "GPUDirect RDMA is off",
-				Message: fmt.Sprintf("%s: %d RDMA network connections, %d with GDRDMA; %d \"GPU Direct RDMA Disabled\" lines: network data bounces through host memory.",
-					name, rdma, gdr, f.GDRDisabled),
-				Recommendation: "Load nvidia-peermem (or enable DMA-BUF), check NCCL_NET_GDR_LEVEL and that the NIC and GPU share a PCIe switch.",
-				Metrics:        []model.Metric{{Name: "rdma_conns", Value: float64(rdma), Unit: "count"}, {Name: "gdrdma_conns", Value: float64(gdr), Unit: "count"}},
-				Evidence:       ev,
-			})
-		}
-		// 4. NVLS / CollNet.
-		switch {
-		case f.NVLSSupport == 1 && f.NVLSChannels == 0:
-			p.Report(model.Finding{
-				Severity:       model.SevInfo,
-				Title:          "NVLS (NVLink SHARP) available but unused",
-				Message:        fmt.Sprintf("%s: NCCL reports NVLS multicast support but sets up 0 NVLS channels (%d coll channels).", name, f.CollChannels),
-				Recommendation: "Leave NCCL_NVLS_ENABLE unset (or 1) and check NCCL_ALGO does not exclude NVLS; NVLS gives ~470-480 GB/s all_reduce on 8xH100 against ~370 for Ring.",
-				Metrics:        []model.Metric{{Name: "nvls_channels", Value: 0, Unit: "count"}, {Name: "coll_channels", Value: float64(f.CollChannels), Unit: "count"}},
-				Evidence:       ev,
-			})
-		case f.NVLSSupport == 0 && perNode >= 4 && nvSwitchGPU(gpu):
-			p.Report(model.Finding{
-				Severity:       model.SevInfo,
-				Title:          "NVLS (NVLink SHARP) not available",
-				Message:        fmt.Sprintf("%s: NCCL reports no NVLS multicast support on %d x %s per node.", name, perNode, gpu),
-				Recommendation: "Run the NVIDIA fabric manager (IMEX for multi-node NVLink) and use CUDA >= 12.1 drivers; inside containers expose the fabric manager socket.",
-				Metrics:        []model.Metric{{Name: "gpus_per_node", Value: float64(perNode), Unit: "count"}},
-				Evidence:       ev,
-			})
-		}
-		if v := env["NCCL_COLLNET_ENABLE"]; v != "" && v != "0" && sum(func(k string) bool { return strings.HasPrefix(k, "COLLNET/") }) == 0 {
-			p.Report(model.Finding{
-				Severity:       model.SevInfo,
-				Title:          "CollNet requested but not connected",
-				Message:        fmt.Sprintf("%s: NCCL_COLLNET_ENABLE=%s but no CollNet connection was set up (%d collnet channels reported).", name, v, maxInt(f.CollNetChannels, 0)),
-				Recommendation: "Load the SHARP collnet plugin (HPC-X nccl_rdma_sharp_plugin) and check NCCL_COLLNET_NODE_THRESHOLD against the node count.",
-				Metrics:        []model.Metric{{Name: "collnet_channels", Value: float64(maxInt(f.CollNetChannels, 0)), Unit: "count"}},
-				Evidence:       ev,
-			})
-		}
+		devices(p, &b.NCCL, name, ev)
+		l := newLog(b, name, ev)
+		l.socketFallback(p)
+		l.noP2P(p)
+		l.gdrOff(p)
+		l.nvlsCollNet(p)
 		if p.Reported() == before {
-			checkedNote(p, f, name, ev)
+			checkedNote(p, l.f, name, ev)
 		}
 	}
 	if !looked {
 		p.NotMeasurable("no input has NCCL_DEBUG=INFO lines")
 	}
 	return nil
+}
+
+// ncclLog is what the transport checks read of one benchmark's NCCL INFO
+// lines: connections per transport, the NCCL_* environment and the scope
+// of the run.
+type ncclLog struct {
+	f              *model.NCCLFacts
+	name           string
+	ev             []model.Evidence
+	gpu            string
+	nodes, perNode int
+	use            map[string]int
+	env            map[string]string
+}
+
+func newLog(b *model.Bench, name string, ev []model.Evidence) *ncclLog {
+	f := &b.NCCL
+	l := &ncclLog{f: f, name: name, ev: ev, use: map[string]int{}, env: map[string]string{}}
+	l.gpu, l.nodes, l.perNode = scope(b)
+	for _, u := range f.TransportUse {
+		l.use[u.Name] = u.Conns
+	}
+	for _, e := range f.Env {
+		if i := strings.IndexByte(e, '='); i > 0 {
+			l.env[e[:i]] = e[i+1:]
+		}
+	}
+	return l
+}
+
+// sum is the number of connections over the transports pred accepts.
+func (l *ncclLog) sum(pred func(string) bool) int {
+	n := 0
+	for k, v := range l.use {
+		if pred(k) {
+			n += v
+		}
+	}
+	return n
+}
+
+// socketFallback warns when a multi-node run uses TCP sockets although
+// something says RDMA was meant to be there.
+func (l *ncclLog) socketFallback(p *detectors.Pass) {
+	f, name, ev, gpu, env, sum := l.f, l.name, l.ev, l.gpu, l.env, l.sum
+	sockets := l.use["NET/Socket"]
+	netConns := sum(func(k string) bool { return strings.HasPrefix(k, "NET/") })
+	multi := l.nodes > 1 || netConns > 0
+	if multi && (sockets > 0 || strings.EqualFold(f.Network, "Socket")) {
+		var why []string
+		for _, d := range f.NetDevices {
+			if strings.HasPrefix(d, "IB:") {
+				why = append(why, "IB devices were listed ("+strings.TrimPrefix(d, "IB: ")+")")
+				break
+			}
+		}
+		if f.NoIBVerbs {
+			why = append(why, "libibverbs could not be opened (RDMA stack missing in the environment)")
+		}
+		if v, ok := env["NCCL_IB_DISABLE"]; ok && v != "0" {
+			why = append(why, "NCCL_IB_DISABLE="+v+" is set")
+		}
+		if isDatacenter(gpu) {
+			why = append(why, gpu+" systems normally have an RDMA network")
+		}
+		if len(why) > 0 {
+			p.Report(model.Finding{
+				Severity: model.SevWarning,
+				Title:    "NCCL falls back to TCP sockets between nodes",
+				Message: fmt.Sprintf("%s: inter-node traffic uses TCP sockets (network %q, %d NET/Socket connections of %d network connections) although %s.",
+					name, orDash(f.Network), sockets, netConns, strings.Join(why, "; ")),
+				Recommendation: "Expose the RDMA stack (libibverbs, /dev/infiniband) or the aws-ofi-nccl plugin to the job and unset NCCL_IB_DISABLE; expect several times the bandwidth.",
+				Metrics:        []model.Metric{{Name: "socket_conns", Value: float64(sockets), Unit: "count"}, {Name: "net_conns", Value: float64(netConns), Unit: "count"}},
+				Evidence:       ev,
+			})
+		}
+	}
+}
+
+// noP2P reports GPUs of one node that talk through shared memory instead
+// of peer-to-peer, entirely (warning) or for some pairs (info).
+func (l *ncclLog) noP2P(p *detectors.Pass) {
+	f, name, ev, gpu, env, sum, perNode := l.f, l.name, l.ev, l.gpu, l.env, l.sum, l.perNode
+	shm := sum(func(k string) bool { return strings.HasPrefix(k, "SHM") })
+	p2p := sum(func(k string) bool { return strings.HasPrefix(k, "P2P") })
+	p2pOff, hasP2POff := env["NCCL_P2P_DISABLE"]
+	switch {
+	case perNode > 1 || shm > 0 || p2p > 0 || f.P2PDisabledHint:
+		if shm > 0 && p2p == 0 || f.P2PDisabledHint || (hasP2POff && p2pOff != "0") {
+			var why []string
+			if shm > 0 {
+				why = append(why, fmt.Sprintf("%d intra-node connections use SHM and none P2P", shm))
+			}
+			if f.P2PDisabledHint {
+				why = append(why, "NCCL reported intraNodeP2pSupport 0")
+			}
+			if hasP2POff && p2pOff != "0" {
+				why = append(why, "NCCL_P2P_DISABLE="+p2pOff+" is set")
+			}
+			p.Report(model.Finding{
+				Severity:       model.SevWarning,
+				Title:          "No GPU peer-to-peer transport inside a node",
+				Message:        fmt.Sprintf("%s: GPUs of one node (%s) do not talk peer-to-peer: %s; traffic is staged through host memory.", name, orDash(gpu), strings.Join(why, "; ")),
+				Recommendation: "Run the container with --ipc=host, unset NCCL_P2P_DISABLE, and check PCIe ACS/IOMMU settings (nvidia-smi topo -p2p r).",
+				Metrics:        []model.Metric{{Name: "shm_conns", Value: float64(shm), Unit: "count"}, {Name: "p2p_conns", Value: float64(p2p), Unit: "count"}},
+				Evidence:       ev,
+			})
+		} else if shm > 0 && p2p > 0 {
+			p.Report(model.Finding{
+				Severity:       model.SevInfo,
+				Title:          "Some GPU pairs of a node use shared memory instead of P2P",
+				Message:        fmt.Sprintf("%s: %d of %d intra-node connections use SHM, the rest P2P: some GPU pairs (often across CPU sockets or PCIe root complexes) lack peer access.", name, shm, shm+p2p),
+				Recommendation: "Check nvidia-smi topo -m for SYS/NODE paths between the pairs; NCCL_P2P_LEVEL=SYS forces P2P where the platform allows it.",
+				Metrics:        []model.Metric{{Name: "shm_conns", Value: float64(shm), Unit: "count"}, {Name: "p2p_conns", Value: float64(p2p), Unit: "count"}, {Name: "shm_share", Value: float64(shm) / float64(shm+p2p), Unit: "ratio", Num: float64(shm), Den: float64(shm + p2p)}},
+				Evidence:       ev,
+			})
+		}
+	}
+}
+
+// gdrOff warns when RDMA network connections run without GPUDirect RDMA.
+func (l *ncclLog) gdrOff(p *detectors.Pass) {
+	f, name, ev, sum := l.f, l.name, l.ev, l.sum
+	rdma := sum(func(k string) bool { return strings.HasPrefix(k, "NET/") && k != "NET/Socket" })
+	gdr := sum(func(k string) bool { return strings.HasPrefix(k, "NET/") && strings.HasSuffix(k, "/GDRDMA") })
+	if (rdma > 0 && gdr == 0) || (f.GDRDisabled > 0 && f.GDREnabled == 0) {
+		p.Report(model.Finding{
+			Severity: model.SevWarning,
+			Title:    "GPUDirect RDMA is off",
+			Message: fmt.Sprintf("%s: %d RDMA network connections, %d with GDRDMA; %d \"GPU Direct RDMA Disabled\" lines: network data bounces through host memory.",
+				name, rdma, gdr, f.GDRDisabled),
+			Recommendation: "Load nvidia-peermem (or enable DMA-BUF), check NCCL_NET_GDR_LEVEL and that the NIC and GPU share a PCIe switch.",
+			Metrics:        []model.Metric{{Name: "rdma_conns", Value: float64(rdma), Unit: "count"}, {Name: "gdrdma_conns", Value: float64(gdr), Unit: "count"}},
+			Evidence:       ev,
+		})
+	}
+}
+
+// nvlsCollNet notes NVLS available but unused or missing on an NVSwitch
+// system, and CollNet requested but not connected.
+func (l *ncclLog) nvlsCollNet(p *detectors.Pass) {
+	f, name, ev, gpu, env, sum, perNode := l.f, l.name, l.ev, l.gpu, l.env, l.sum, l.perNode
+	switch {
+	case f.NVLSSupport == 1 && f.NVLSChannels == 0:
+		p.Report(model.Finding{
+			Severity:       model.SevInfo,
+			Title:          "NVLS (NVLink SHARP) available but unused",
+			Message:        fmt.Sprintf("%s: NCCL reports NVLS multicast support but sets up 0 NVLS channels (%d coll channels).", name, f.CollChannels),
+			Recommendation: "Leave NCCL_NVLS_ENABLE unset (or 1) and check NCCL_ALGO does not exclude NVLS; NVLS gives ~470-480 GB/s all_reduce on 8xH100 against ~370 for Ring.",
+			Metrics:        []model.Metric{{Name: "nvls_channels", Value: 0, Unit: "count"}, {Name: "coll_channels", Value: float64(f.CollChannels), Unit: "count"}},
+			Evidence:       ev,
+		})
+	case f.NVLSSupport == 0 && perNode >= 4 && nvSwitchGPU(gpu):
+		p.Report(model.Finding{
+			Severity:       model.SevInfo,
+			Title:          "NVLS (NVLink SHARP) not available",
+			Message:        fmt.Sprintf("%s: NCCL reports no NVLS multicast support on %d x %s per node.", name, perNode, gpu),
+			Recommendation: "Run the NVIDIA fabric manager (IMEX for multi-node NVLink) and use CUDA >= 12.1 drivers; inside containers expose the fabric manager socket.",
+			Metrics:        []model.Metric{{Name: "gpus_per_node", Value: float64(perNode), Unit: "count"}},
+			Evidence:       ev,
+		})
+	}
+	if v := env["NCCL_COLLNET_ENABLE"]; v != "" && v != "0" && sum(func(k string) bool { return strings.HasPrefix(k, "COLLNET/") }) == 0 {
+		p.Report(model.Finding{
+			Severity:       model.SevInfo,
+			Title:          "CollNet requested but not connected",
+			Message:        fmt.Sprintf("%s: NCCL_COLLNET_ENABLE=%s but no CollNet connection was set up (%d collnet channels reported).", name, v, maxInt(f.CollNetChannels, 0)),
+			Recommendation: "Load the SHARP collnet plugin (HPC-X nccl_rdma_sharp_plugin) and check NCCL_COLLNET_NODE_THRESHOLD against the node count.",
+			Metrics:        []model.Metric{{Name: "collnet_channels", Value: float64(maxInt(f.CollNetChannels, 0)), Unit: "count"}},
+			Evidence:       ev,
+		})
+	}
 }
 
 // inferNVLS flags, without INFO lines, a single-node 8-GPU NVSwitch

@@ -124,14 +124,7 @@ func run(p *detectors.Pass) error {
 
 func analyze(p *detectors.Pass, t *model.Trace) {
 	name := t.Path
-	hasOps := false
-	for i := range t.Ranges {
-		if t.Ranges[i].Kind == model.RangeCPUOp && t.Ranges[i].Thread != model.NoThread {
-			hasOps = true
-			break
-		}
-	}
-	if len(t.APICalls) == 0 && !hasOps {
+	if len(t.APICalls) == 0 && !hasCPUOps(t) {
 		p.NotMeasurable("%s: no CUDA/HIP API calls or CPU operators in the capture; re-capture with nsys --trace=cuda or torch.profiler with ProfilerActivity.CPU and CUDA", name)
 		return
 	}
@@ -160,22 +153,7 @@ func analyze(p *detectors.Pass, t *model.Trace) {
 		return
 	}
 
-	// Blocked time: per thread, the union of the blocking intervals, summed
-	// over threads (thread time); the share of the wall time uses the union
-	// over all threads, so that it never exceeds 100%.
-	byThread := map[model.ThreadID][]model.Interval{}
-	all := make([]model.Interval, 0, len(insts))
-	for i := range insts {
-		in := &insts[i]
-		iv := model.Interval{Start: in.start, End: in.end}
-		byThread[in.thread] = append(byThread[in.thread], iv)
-		all = append(all, iv)
-	}
-	var blocked model.Duration
-	for _, ivs := range byThread {
-		blocked += detectors.Total(detectors.Union(ivs))
-	}
-	blockedWall := detectors.Total(detectors.Union(all))
+	byThread, blocked, blockedWall := blockedTime(insts)
 	share := detectors.Pct(float64(blockedWall), float64(wall))
 	var sev model.Severity
 	switch {
@@ -189,40 +167,13 @@ func analyze(p *detectors.Pass, t *model.Trace) {
 	gpuIdle := bi.Total(byThread)
 	sev, idleText := bi.Cap(sev, gpuIdle, blockedWall, wall, p.Param("warn_pct"))
 
-	var counts [numKinds]int
-	for i := range insts {
-		counts[insts[i].kind]++
-	}
-	sites := topSites(t, insts)
-	var kinds []string
-	inOps := 0
-	for i := range insts {
-		if in := &insts[i]; in.kind != kindHostOp && in.site >= 0 && t.Ranges[in.site].Kind == model.RangeCPUOp &&
-			hostSyncOps[t.Str(t.Ranges[in.site].Name)] {
-			inOps++
-		}
-	}
-	for k := syncKind(0); k < numKinds; k++ {
-		if counts[k] > 0 {
-			kinds = append(kinds, fmt.Sprintf("%d %s", counts[k], kindPlural[k]))
-		}
-	}
-	if inOps > 0 {
-		kinds = append(kinds, fmt.Sprintf("%d inside host-sync ops such as aten::item / .cpu()", inOps))
-	}
-	var siteText []string
-	for i, s := range sites {
-		if i == maxSites {
-			break
-		}
-		siteText = append(siteText, fmt.Sprintf("%s %s (%d)", s.name, s.blocked, s.count))
-	}
+	sum := summarize(t, insts)
 	blockText := fmt.Sprintf("block the host for %s", blockedWall)
 	if blocked != blockedWall {
 		blockText = fmt.Sprintf("block host threads for %s of thread time, %s of wall time with a thread blocked", blocked, blockedWall)
 	}
 	msg := fmt.Sprintf("%d synchronising call(s) in the steady state (%s) %s, %s%% of %s wall time (%s); top call sites: %s.",
-		len(insts), how, blockText, detectors.FormatFloat(share), wall, strings.Join(kinds, ", "), strings.Join(siteText, ", "))
+		len(insts), how, blockText, detectors.FormatFloat(share), wall, strings.Join(sum.kindsText(), ", "), strings.Join(sum.siteText(), ", "))
 	if inferred {
 		msg += " The capture has no API calls: blocking time is the duration of operators known to synchronise."
 	}
@@ -233,7 +184,7 @@ func analyze(p *detectors.Pass, t *model.Trace) {
 		Title: fmt.Sprintf("Host blocked %s in %d synchronising calls (%s%% of steady-state wall time)",
 			blockedWall, len(insts), detectors.FormatFloat(share)),
 		Message:        msg,
-		Recommendation: recommendation(counts, detectors.DetectProducer(t)),
+		Recommendation: recommendation(sum.counts, detectors.DetectProducer(t)),
 		Confidence:     model.Measured,
 		Metrics: []model.Metric{
 			{Name: "sync_calls", Value: float64(len(insts)), Unit: "count"},
@@ -250,23 +201,108 @@ func analyze(p *detectors.Pass, t *model.Trace) {
 	if inferred {
 		f.Confidence = model.Inferred
 	}
-	if inOps > 0 {
-		f.Metrics = append(f.Metrics, model.Metric{Name: "in_host_sync_ops", Value: float64(inOps), Unit: "count"})
-	}
-	for k := syncKind(0); k < numKinds; k++ {
-		if counts[k] > 0 {
-			f.Metrics = append(f.Metrics, model.Metric{Name: kindMetric[k], Value: float64(counts[k]), Unit: "count"})
+	f.Metrics = append(f.Metrics, sum.metrics(blocked)...)
+	f.Evidence = evidence(t, insts, bi)
+	p.Report(f)
+}
+
+// hasCPUOps says whether t has CPU operators on a thread.
+func hasCPUOps(t *model.Trace) bool {
+	for i := range t.Ranges {
+		if t.Ranges[i].Kind == model.RangeCPUOp && t.Ranges[i].Thread != model.NoThread {
+			return true
 		}
 	}
-	for i, s := range sites {
+	return false
+}
+
+// blockedTime is, per thread, the union of the blocking intervals; blocked
+// sums them over threads (thread time), blockedWall is the union over all
+// threads, so that its share of the wall time never exceeds 100%.
+func blockedTime(insts []instance) (byThread map[model.ThreadID][]model.Interval, blocked, blockedWall model.Duration) {
+	byThread = map[model.ThreadID][]model.Interval{}
+	all := make([]model.Interval, 0, len(insts))
+	for i := range insts {
+		in := &insts[i]
+		iv := model.Interval{Start: in.start, End: in.end}
+		byThread[in.thread] = append(byThread[in.thread], iv)
+		all = append(all, iv)
+	}
+	for _, ivs := range byThread {
+		blocked += detectors.Total(detectors.Union(ivs))
+	}
+	return byThread, blocked, detectors.Total(detectors.Union(all))
+}
+
+// syncSummary counts the calls by kind, the calls inside host-sync ops
+// (aten::item, .cpu()) and the top call sites.
+type syncSummary struct {
+	counts [numKinds]int
+	sites  []site
+	inOps  int
+}
+
+func summarize(t *model.Trace, insts []instance) syncSummary {
+	var s syncSummary
+	for i := range insts {
+		s.counts[insts[i].kind]++
+	}
+	s.sites = topSites(t, insts)
+	for i := range insts {
+		if in := &insts[i]; in.kind != kindHostOp && in.site >= 0 && t.Ranges[in.site].Kind == model.RangeCPUOp &&
+			hostSyncOps[t.Str(t.Ranges[in.site].Name)] {
+			s.inOps++
+		}
+	}
+	return s
+}
+
+// kindsText is "N kind" per kind present, then the host-sync op count.
+func (s *syncSummary) kindsText() []string {
+	var kinds []string
+	for k := syncKind(0); k < numKinds; k++ {
+		if s.counts[k] > 0 {
+			kinds = append(kinds, fmt.Sprintf("%d %s", s.counts[k], kindPlural[k]))
+		}
+	}
+	if s.inOps > 0 {
+		kinds = append(kinds, fmt.Sprintf("%d inside host-sync ops such as aten::item / .cpu()", s.inOps))
+	}
+	return kinds
+}
+
+// siteText is "name blocked (count)" for the top maxSites sites.
+func (s *syncSummary) siteText() []string {
+	var siteText []string
+	for i, st := range s.sites {
 		if i == maxSites {
 			break
 		}
-		f.Metrics = append(f.Metrics, model.Metric{Name: "site_blocked_time:" + s.name, Value: float64(s.blocked), Unit: "ns",
-			Num: float64(s.blocked), Den: float64(blocked)})
+		siteText = append(siteText, fmt.Sprintf("%s %s (%d)", st.name, st.blocked, st.count))
 	}
-	f.Evidence = evidence(t, insts, bi)
-	p.Report(f)
+	return siteText
+}
+
+// metrics are the host-sync op count, the count per kind and the blocked
+// time of the top sites as a share of blocked.
+func (s *syncSummary) metrics(blocked model.Duration) []model.Metric {
+	var ms []model.Metric
+	if s.inOps > 0 {
+		ms = append(ms, model.Metric{Name: "in_host_sync_ops", Value: float64(s.inOps), Unit: "count"})
+	}
+	for k := syncKind(0); k < numKinds; k++ {
+		if s.counts[k] > 0 {
+			ms = append(ms, model.Metric{Name: kindMetric[k], Value: float64(s.counts[k]), Unit: "count"})
+		}
+	}
+	for i, st := range s.sites {
+		if i == maxSites {
+			break
+		}
+		ms = append(ms, model.Metric{Name: "site_blocked_time:" + st.name, Value: float64(st.blocked), Unit: "ns",
+			Num: float64(st.blocked), Den: float64(blocked)})
+	}
+	return ms
 }
 
 const maxSites = 5

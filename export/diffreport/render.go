@@ -142,30 +142,65 @@ func truncate(s string, n int) string {
 
 func renderText(w io.Writer, res *compare.Result, md bool) error {
 	bw := bufio.NewWriter(w)
-	p := func(format string, args ...any) { fmt.Fprintf(bw, format, args...) }
-	h := func(title string) {
-		if md {
-			p("\n## %s\n\n", title)
-		} else {
-			p("\n%s\n", title)
-		}
-	}
+	o := &textOut{md: md, bullet: "  "}
+	o.p = func(format string, args ...any) { fmt.Fprintf(bw, format, args...) }
 	if md {
+		o.bullet = "- "
+	}
+	o.header(res)
+	o.h("Summary")
+	o.summary(res)
+	if len(res.Kernels) > 0 {
+		o.kernels(res)
+	}
+	if len(res.Devices) > 0 {
+		o.h("Devices")
+		o.devices(res)
+	}
+	o.h("Findings")
+	o.findings(res)
+	if res.FailPct > 0 {
+		o.h("Gate")
+		o.gate(res)
+	}
+	return bw.Flush()
+}
+
+// textOut writes the text or Markdown (md) diff: p prints, bullet starts
+// a top-level list line.
+type textOut struct {
+	p      func(string, ...any)
+	md     bool
+	bullet string
+}
+
+// h writes a section heading.
+func (o *textOut) h(title string) {
+	if o.md {
+		o.p("\n## %s\n\n", title)
+	} else {
+		o.p("\n%s\n", title)
+	}
+}
+
+// header names the two sides and says whether they are comparable.
+func (o *textOut) header(res *compare.Result) {
+	p, bullet := o.p, o.bullet
+	if o.md {
 		p("# tracedx diff\n\n- **base:** %s\n- **candidate:** %s\n", inputsLine(res.BaseInputs), inputsLine(res.CandInputs))
 	} else {
 		p("tracedx diff\n  base:       %s\n  candidate:  %s\n", inputsLine(res.BaseInputs), inputsLine(res.CandInputs))
-	}
-	bullet := "  "
-	if md {
-		bullet = "- "
 	}
 	if res.Comparable {
 		p("%scomparable: yes (kernel-name overlap %.1f%%)\n", bullet, 100*res.Overlap)
 	} else {
 		p("%sWARNING not comparable: %s\n", bullet, strings.Join(res.Problems, "; "))
 	}
+}
 
-	h("Summary")
+// summary writes the table of headline quantities.
+func (o *textOut) summary(res *compare.Result) {
+	md, p := o.md, o.p
 	st := &table{md: md, header: []string{"", "base", "candidate", "delta", "change", "measured as"}, right: []bool{false, true, true, true, true, false}}
 	for _, q := range res.Quantities {
 		if !q.Known {
@@ -176,64 +211,70 @@ func renderText(w io.Writer, res *compare.Result, md bool) error {
 		st.rows = append(st.rows, []string{q.Label, q.Base.String(), q.Cand.String(), fmtDelta(q.Delta()), fmtPct(pc, ok), q.Source})
 	}
 	st.write(p)
+}
 
-	if len(res.Kernels) > 0 {
-		n := min(len(res.Kernels), TopKernels)
-		h(fmt.Sprintf("Kernels (largest changes first, %d of %d)", n, len(res.Kernels)))
-		kt := &table{md: md, header: []string{"kernel", "base n", "cand n", "base total", "cand total", "delta", "change"}, right: []bool{false, true, true, true, true, true, true}}
-		for _, k := range res.Kernels[:n] {
-			pc, ok := k.Pct()
-			change := fmtPct(pc, ok)
-			if s := k.Status(); s != "" {
-				change = s
-			}
-			width := 72
-			if md {
-				width = 160
-			}
-			kt.rows = append(kt.rows, []string{truncate(k.Name, width), fmt.Sprint(k.BaseCount), fmt.Sprint(k.CandCount),
-				k.BaseTotal.String(), k.CandTotal.String(), fmtDelta(k.Delta()), change})
+// kernels writes the TopKernels largest kernel changes, with a heading.
+func (o *textOut) kernels(res *compare.Result) {
+	md, p, h := o.md, o.p, o.h
+	n := min(len(res.Kernels), TopKernels)
+	h(fmt.Sprintf("Kernels (largest changes first, %d of %d)", n, len(res.Kernels)))
+	kt := &table{md: md, header: []string{"kernel", "base n", "cand n", "base total", "cand total", "delta", "change"}, right: []bool{false, true, true, true, true, true, true}}
+	for _, k := range res.Kernels[:n] {
+		pc, ok := k.Pct()
+		change := fmtPct(pc, ok)
+		if s := k.Status(); s != "" {
+			change = s
 		}
-		kt.write(p)
-	}
-
-	if len(res.Devices) > 0 {
-		h("Devices")
-		dt := &table{md: md, header: []string{"device", "class", "base", "candidate", "delta", "change"}, right: []bool{false, false, true, true, true, true}}
-		for i := range res.Devices {
-			d := &res.Devices[i]
-			label := fmt.Sprintf("GPU %d", d.Device)
-			if d.Rank != model.NoRank {
-				label = fmt.Sprintf("rank %d GPU %d", d.Rank, d.Device)
-			}
-			if d.Name != "" {
-				label += " (" + d.Name + ")"
-			}
-			if d.Paired {
-				label += fmt.Sprintf(" ↔ rank %d GPU %d", d.Cand.Rank, d.Cand.Device)
-			}
-			switch {
-			case !d.InBase:
-				dt.rows = append(dt.rows, []string{label, "—", "—", "—", "—", "only in candidate"})
-				continue
-			case !d.InCan:
-				dt.rows = append(dt.rows, []string{label, "—", "—", "—", "—", "only in base"})
-				continue
-			}
-			for j, c := range compare.Classes {
-				b, cv := d.Class(c)
-				pc, ok := compare.Pct(b, cv, true)
-				l := label
-				if j > 0 && !md {
-					l = ""
-				}
-				dt.rows = append(dt.rows, []string{l, c, b.String(), cv.String(), fmtDelta(cv - b), fmtPct(pc, ok)})
-			}
+		width := 72
+		if md {
+			width = 160
 		}
-		dt.write(p)
+		kt.rows = append(kt.rows, []string{truncate(k.Name, width), fmt.Sprint(k.BaseCount), fmt.Sprint(k.CandCount),
+			k.BaseTotal.String(), k.CandTotal.String(), fmtDelta(k.Delta()), change})
 	}
+	kt.write(p)
+}
 
-	h("Findings")
+// devices writes each device's time per class, or which side lacks it.
+func (o *textOut) devices(res *compare.Result) {
+	md, p := o.md, o.p
+	dt := &table{md: md, header: []string{"device", "class", "base", "candidate", "delta", "change"}, right: []bool{false, false, true, true, true, true}}
+	for i := range res.Devices {
+		d := &res.Devices[i]
+		label := fmt.Sprintf("GPU %d", d.Device)
+		if d.Rank != model.NoRank {
+			label = fmt.Sprintf("rank %d GPU %d", d.Rank, d.Device)
+		}
+		if d.Name != "" {
+			label += " (" + d.Name + ")"
+		}
+		if d.Paired {
+			label += fmt.Sprintf(" ↔ rank %d GPU %d", d.Cand.Rank, d.Cand.Device)
+		}
+		switch {
+		case !d.InBase:
+			dt.rows = append(dt.rows, []string{label, "—", "—", "—", "—", "only in candidate"})
+			continue
+		case !d.InCan:
+			dt.rows = append(dt.rows, []string{label, "—", "—", "—", "—", "only in base"})
+			continue
+		}
+		for j, c := range compare.Classes {
+			b, cv := d.Class(c)
+			pc, ok := compare.Pct(b, cv, true)
+			l := label
+			if j > 0 && !md {
+				l = ""
+			}
+			dt.rows = append(dt.rows, []string{l, c, b.String(), cv.String(), fmtDelta(cv - b), fmtPct(pc, ok)})
+		}
+	}
+	dt.write(p)
+}
+
+// findings lists new, resolved and re-graded findings.
+func (o *textOut) findings(res *compare.Result) {
+	md, p, bullet := o.md, o.p, o.bullet
 	list := func(title string, fs []model.Finding) {
 		p("%s%s (%d)\n", bullet, title, len(fs))
 		for i := range fs {
@@ -257,18 +298,18 @@ func renderText(w io.Writer, res *compare.Result, md bool) error {
 			}
 		}
 	}
+}
 
-	if res.FailPct > 0 {
-		h("Gate")
-		if res.Regressed() {
-			for _, r := range res.Regressions {
-				p("%sREGRESSION %s %+.1f%% > %.1f%%\n", bullet, r.Quantity, r.Pct, r.Limit)
-			}
-		} else {
-			p("%spassed: span, step time and GPU busy time within +%.1f%%\n", bullet, res.FailPct)
+// gate says which quantities regressed past --fail-pct, or that none did.
+func (o *textOut) gate(res *compare.Result) {
+	p, bullet := o.p, o.bullet
+	if res.Regressed() {
+		for _, r := range res.Regressions {
+			p("%sREGRESSION %s %+.1f%% > %.1f%%\n", bullet, r.Quantity, r.Pct, r.Limit)
 		}
+	} else {
+		p("%spassed: span, step time and GPU busy time within +%.1f%%\n", bullet, res.FailPct)
 	}
-	return bw.Flush()
 }
 
 // JSON wire form (versioned, separate from the Go types).

@@ -176,18 +176,35 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 	if cfg.Width > 0 {
 		prog.width = cfg.Width
 	}
+	if err := cfg.runItems(ctx, mine, sum, prog); err != nil {
+		return sum, err
+	}
+	if err := ctx.Err(); err != nil {
+		return sum, err
+	}
+	if err := cfg.writeDataset(mine, sum, stateDir, datasetDir, suffix); err != nil {
+		return sum, err
+	}
+	sum.Elapsed = cfg.Now().Sub(start)
+	return sum, nil
+}
+
+// runItems analyses mine on c.Jobs workers, filling sum.Results in input
+// order; it stops feeding work when ctx ends and returns the first fatal
+// error of any worker.
+func (c *Config) runItems(ctx context.Context, mine []Item, sum *Summary, prog *progress) error {
 	work := make(chan int)
 	var wg sync.WaitGroup
 	var fatalMu sync.Mutex
 	var fatal error
-	for w := 0; w < min(cfg.Jobs, max(1, len(mine))); w++ {
+	for w := 0; w < min(c.Jobs, max(1, len(mine))); w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := range work {
 				it := mine[i]
 				prog.start(it.Name)
-				res, err := cfg.one(ctx, it)
+				res, err := c.one(ctx, it)
 				if err != nil {
 					fatalMu.Lock()
 					if fatal == nil {
@@ -211,28 +228,27 @@ feed:
 	close(work)
 	wg.Wait()
 	prog.finish()
-	if fatal != nil {
-		return sum, fatal
-	}
-	if err := ctx.Err(); err != nil {
-		return sum, err
-	}
+	return fatal
+}
 
-	// The dataset and JUnit file, from the rows files in input order.
+// writeDataset writes the dataset and the JUnit file of this shard from
+// the rows files in input order; a resumed input takes its counts from its
+// record.
+func (c *Config) writeDataset(mine []Item, sum *Summary, stateDir, datasetDir, suffix string) error {
 	w, err := parquet.NewWriter(datasetDir, suffix, nil)
 	if err != nil {
-		return sum, fmt.Errorf("dataset: %w", err)
+		return fmt.Errorf("dataset: %w", err)
 	}
 	var suites []junit.Suite
 	for i, it := range mine {
 		rec, err := readRecord(filepath.Join(stateDir, it.Safe+".rows.json"))
 		if err != nil {
 			w.Abort()
-			return sum, fmt.Errorf("dataset: rows of %s: %w", it.Name, err)
+			return fmt.Errorf("dataset: rows of %s: %w", it.Name, err)
 		}
 		if err := w.Add(&rec.Rows); err != nil {
 			w.Abort()
-			return sum, fmt.Errorf("dataset: %w", err)
+			return fmt.Errorf("dataset: %w", err)
 		}
 		suites = append(suites, rec.Suite)
 		if sum.Results[i].Resumed {
@@ -243,19 +259,18 @@ feed:
 		}
 	}
 	if err := w.Close(); err != nil {
-		return sum, fmt.Errorf("dataset: %w", err)
+		return fmt.Errorf("dataset: %w", err)
 	}
 	sum.DatasetFiles = w.Paths()
 	name := "junit.xml"
 	if suffix != "" {
 		name = "junit-" + suffix + ".xml"
 	}
-	sum.JUnitFile = filepath.Join(cfg.Out, name)
+	sum.JUnitFile = filepath.Join(c.Out, name)
 	if err := outfile.Write(context.Background(), sum.JUnitFile, outfile.Options{}, func(wr io.Writer) error { return junit.Write(wr, suites) }); err != nil {
-		return sum, fmt.Errorf("junit: %w", err)
+		return fmt.Errorf("junit: %w", err)
 	}
-	sum.Elapsed = cfg.Now().Sub(start)
-	return sum, nil
+	return nil
 }
 
 // one processes one input. The error is fatal for the batch (outputs not

@@ -48,138 +48,159 @@ const OutputMarker = ".tracedx-output"
 // to the manifest's folder. An argument that does not exist becomes an item
 // with Err set; an unreadable manifest is an error.
 func Expand(args, manifests []string, detect Detector, skip ...string) ([]Item, error) {
-	var skipDirs []os.FileInfo
+	e := &expander{detect: detect, seen: map[string]bool{}}
 	for _, d := range skip {
 		if st, err := os.Stat(d); err == nil && st.IsDir() {
-			skipDirs = append(skipDirs, st)
+			e.skipDirs = append(e.skipDirs, st)
 		}
-	}
-	var items []Item
-	seen := map[string]bool{}
-	add := func(path string, err error) {
-		name := filepath.ToSlash(filepath.Clean(path))
-		if seen[name] {
-			return
-		}
-		seen[name] = true
-		items = append(items, Item{Path: filepath.Clean(path), Name: name, Err: err})
-	}
-	walk := func(arg string) error {
-		st, err := os.Stat(arg)
-		if err != nil {
-			add(arg, err)
-			return nil
-		}
-		if !st.IsDir() {
-			add(arg, nil)
-			return nil
-		}
-		var found []string
-		err = filepath.WalkDir(arg, func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				if p == arg {
-					return err
-				}
-				add(p, err) // an unreadable folder below is an input error
-				if d != nil && d.IsDir() {
-					return fs.SkipDir
-				}
-				return nil
-			}
-			if p != arg && strings.HasPrefix(d.Name(), ".") {
-				if d.IsDir() {
-					return fs.SkipDir
-				}
-				return nil
-			}
-			if d.IsDir() {
-				if p != arg && isOutputDir(p, skipDirs) { // `batch d --out d` still reads d
-					return fs.SkipDir
-				}
-				return nil
-			}
-			if !d.Type().IsRegular() {
-				return nil
-			}
-			switch head, err := readHead(p); {
-			case err != nil:
-				add(p, err) // listed as unreadable, not skipped silently
-			case writtenByTracedx(head):
-			case detect == nil || detect(p):
-				found = append(found, p)
-			}
-			return nil
-		})
-		if err != nil {
-			add(arg, err)
-			return nil
-		}
-		for _, p := range found {
-			add(p, nil)
-		}
-		return nil
-	}
-	var readManifest func(path string, depth int) error
-	readManifest = func(path string, depth int) error {
-		if depth > 8 {
-			return fmt.Errorf("%s: manifests nested too deeply", path)
-		}
-		f, err := os.Open(path)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		base := filepath.Dir(path)
-		sc := bufio.NewScanner(f)
-		sc.Buffer(make([]byte, 64*1024), 1<<20)
-		line := 0
-		for sc.Scan() {
-			line++
-			s := strings.TrimSpace(sc.Text())
-			if s == "" || strings.HasPrefix(s, "#") {
-				continue
-			}
-			if strings.HasPrefix(s, "@") {
-				m := s[1:]
-				if !filepath.IsAbs(m) {
-					m = filepath.Join(base, m)
-				}
-				if err := readManifest(m, depth+1); err != nil {
-					return fmt.Errorf("%s:%d: %w", path, line, err)
-				}
-				continue
-			}
-			if !filepath.IsAbs(s) {
-				s = filepath.Join(base, s)
-			}
-			if err := walk(s); err != nil {
-				return err
-			}
-		}
-		if err := sc.Err(); err != nil {
-			return fmt.Errorf("%s:%d: %w", path, line, err)
-		}
-		return nil
 	}
 	for _, m := range manifests {
-		if err := readManifest(m, 0); err != nil {
+		if err := e.readManifest(m, 0); err != nil {
 			return nil, err
 		}
 	}
 	for _, a := range args {
 		if strings.HasPrefix(a, "@") && len(a) > 1 {
-			if err := readManifest(a[1:], 0); err != nil {
+			if err := e.readManifest(a[1:], 0); err != nil {
 				return nil, err
 			}
 			continue
 		}
-		if err := walk(a); err != nil {
+		if err := e.walk(a); err != nil {
 			return nil, err
 		}
 	}
+	items := e.items
 	sort.Slice(items, func(i, j int) bool { return items[i].Name < items[j].Name })
 	assignSafeNames(items)
 	return items, nil
+}
+
+// expander collects Expand's items, each name once.
+type expander struct {
+	detect   Detector
+	skipDirs []os.FileInfo
+	items    []Item
+	seen     map[string]bool
+}
+
+// add lists path (with err when it cannot be read) unless already listed.
+func (e *expander) add(path string, err error) {
+	name := filepath.ToSlash(filepath.Clean(path))
+	if e.seen[name] {
+		return
+	}
+	e.seen[name] = true
+	e.items = append(e.items, Item{Path: filepath.Clean(path), Name: name, Err: err})
+}
+
+// walk adds arg: a file as it is, a folder by the trace files below it.
+func (e *expander) walk(arg string) error {
+	st, err := os.Stat(arg)
+	if err != nil {
+		e.add(arg, err)
+		return nil
+	}
+	if !st.IsDir() {
+		e.add(arg, nil)
+		return nil
+	}
+	found, err := e.findIn(arg)
+	if err != nil {
+		e.add(arg, err)
+		return nil
+	}
+	for _, p := range found {
+		e.add(p, nil)
+	}
+	return nil
+}
+
+// findIn walks the folder arg and returns the files detect accepts,
+// skipping hidden entries, output folders and files tracedx wrote; an
+// unreadable folder or file below arg is added as an input error.
+func (e *expander) findIn(arg string) ([]string, error) {
+	var found []string
+	err := filepath.WalkDir(arg, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if p == arg {
+				return err
+			}
+			e.add(p, err) // an unreadable folder below is an input error
+			if d != nil && d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if p != arg && strings.HasPrefix(d.Name(), ".") {
+			if d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if d.IsDir() {
+			if p != arg && isOutputDir(p, e.skipDirs) { // `batch d --out d` still reads d
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		switch head, err := readHead(p); {
+		case err != nil:
+			e.add(p, err) // listed as unreadable, not skipped silently
+		case writtenByTracedx(head):
+		case e.detect == nil || e.detect(p):
+			found = append(found, p)
+		}
+		return nil
+	})
+	return found, err
+}
+
+// readManifest walks each path of the manifest at path, following @
+// lines into nested manifests up to 8 deep.
+func (e *expander) readManifest(path string, depth int) error {
+	if depth > 8 {
+		return fmt.Errorf("%s: manifests nested too deeply", path)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	base := filepath.Dir(path)
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64*1024), 1<<20)
+	line := 0
+	for sc.Scan() {
+		line++
+		s := strings.TrimSpace(sc.Text())
+		if s == "" || strings.HasPrefix(s, "#") {
+			continue
+		}
+		if strings.HasPrefix(s, "@") {
+			m := s[1:]
+			if !filepath.IsAbs(m) {
+				m = filepath.Join(base, m)
+			}
+			if err := e.readManifest(m, depth+1); err != nil {
+				return fmt.Errorf("%s:%d: %w", path, line, err)
+			}
+			continue
+		}
+		if !filepath.IsAbs(s) {
+			s = filepath.Join(base, s)
+		}
+		if err := e.walk(s); err != nil {
+			return err
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("%s:%d: %w", path, line, err)
+	}
+	return nil
 }
 
 // isOutputDir reports whether dir is one of skip or holds OutputMarker.

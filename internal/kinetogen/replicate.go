@@ -33,9 +33,28 @@ type tmplEvent struct {
 // one long, valid, realistic trace. Benchmarks use it to make large inputs at
 // benchmark time instead of committing them.
 func Replicate(src, dst string, target int64) error {
-	f0, err := os.Open(src)
+	top, evs, err := readTrace(src)
 	if err != nil {
 		return err
+	}
+	b := bounds{minTS: 1 << 62}
+	var tmpls []tmplEvent
+	for _, e := range evs {
+		tm, err := b.template(e)
+		if err != nil {
+			return err
+		}
+		tmpls = append(tmpls, tm)
+	}
+	return writeReplicas(dst, top, tmpls, b.maxTS-b.minTS+1000, b.maxID+1, target)
+}
+
+// readTrace reads a Kineto trace (plain or gzip): its top-level keys other
+// than traceEvents, and the events with numbers kept as written.
+func readTrace(src string) (map[string]json.RawMessage, []map[string]any, error) {
+	f0, err := os.Open(src)
+	if err != nil {
+		return nil, nil, err
 	}
 	defer f0.Close()
 	br := bufio.NewReader(f0)
@@ -43,7 +62,7 @@ func Replicate(src, dst string, target int64) error {
 	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
 		zr, err := gzip.NewReader(br)
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
 		defer zr.Close()
 		rd = zr
@@ -52,75 +71,88 @@ func Replicate(src, dst string, target int64) error {
 	dec.UseNumber()
 	var top map[string]json.RawMessage
 	if err := dec.Decode(&top); err != nil {
-		return err
+		return nil, nil, err
 	}
 	var evs []map[string]any
 	d2 := json.NewDecoder(bytes.NewReader(top["traceEvents"]))
 	d2.UseNumber()
 	if err := d2.Decode(&evs); err != nil {
-		return err
+		return nil, nil, err
 	}
 	delete(top, "traceEvents")
-	var tmpls []tmplEvent
-	var minTS, maxTS, maxID int64 = 1 << 62, 0, 0
-	for _, e := range evs {
-		orig := map[string]string{}
-		swap := func(m map[string]any, k, sent string) {
-			n, ok := m[k].(json.Number)
-			if !ok {
+	return top, evs, nil
+}
+
+// bounds are the time range (µs) and largest id seen over all events.
+type bounds struct {
+	minTS, maxTS, maxID int64
+}
+
+// template replaces ts, id, correlation and External id of e with
+// sentinels, marshals it and cuts the JSON at the sentinels.
+func (b *bounds) template(e map[string]any) (tmplEvent, error) {
+	orig := map[string]string{}
+	swap := func(m map[string]any, k, sent string) {
+		n, ok := m[k].(json.Number)
+		if !ok {
+			return
+		}
+		s := n.String()
+		if sent == sentTS {
+			us, err := strconv.ParseFloat(s, 64)
+			if err != nil {
 				return
 			}
-			s := n.String()
-			if sent == sentTS {
-				us, err := strconv.ParseFloat(s, 64)
-				if err != nil {
-					return
-				}
-				minTS, maxTS = min(minTS, int64(us)), max(maxTS, int64(us))
-			} else {
-				v, err := strconv.ParseInt(s, 10, 64)
-				if err != nil {
-					return
-				}
-				maxID = max(maxID, v)
+			b.minTS, b.maxTS = min(b.minTS, int64(us)), max(b.maxTS, int64(us))
+		} else {
+			v, err := strconv.ParseInt(s, 10, 64)
+			if err != nil {
+				return
 			}
-			orig[sent] = s
-			m[k] = json.Number(sent)
+			b.maxID = max(b.maxID, v)
 		}
-		swap(e, "ts", sentTS)
-		swap(e, "id", sentID)
-		if a, ok := e["args"].(map[string]any); ok {
-			swap(a, "correlation", sentCorr)
-			swap(a, "External id", sentExt)
-		}
-		raw, err := json.Marshal(e)
-		if err != nil {
-			return err
-		}
-		var tm tmplEvent
-		rest := raw
-		for {
-			best, bestAt := "", -1
-			for _, s := range []string{sentTS, sentID, sentCorr, sentExt} {
-				if i := bytes.Index(rest, []byte(s)); i >= 0 && (bestAt < 0 || i < bestAt) {
-					best, bestAt = s, i
-				}
-			}
-			if bestAt < 0 {
-				break
-			}
-			tm.segs = append(tm.segs, rest[:bestAt])
-			tm.vals = append(tm.vals, orig[best])
-			k := byte('i')
-			if best == sentTS {
-				k = 't'
-			}
-			tm.kind = append(tm.kind, k)
-			rest = rest[bestAt+len(best):]
-		}
-		tm.segs = append(tm.segs, rest)
-		tmpls = append(tmpls, tm)
+		orig[sent] = s
+		m[k] = json.Number(sent)
 	}
+	swap(e, "ts", sentTS)
+	swap(e, "id", sentID)
+	if a, ok := e["args"].(map[string]any); ok {
+		swap(a, "correlation", sentCorr)
+		swap(a, "External id", sentExt)
+	}
+	raw, err := json.Marshal(e)
+	if err != nil {
+		return tmplEvent{}, err
+	}
+	var tm tmplEvent
+	rest := raw
+	for {
+		best, bestAt := "", -1
+		for _, s := range []string{sentTS, sentID, sentCorr, sentExt} {
+			if i := bytes.Index(rest, []byte(s)); i >= 0 && (bestAt < 0 || i < bestAt) {
+				best, bestAt = s, i
+			}
+		}
+		if bestAt < 0 {
+			break
+		}
+		tm.segs = append(tm.segs, rest[:bestAt])
+		tm.vals = append(tm.vals, orig[best])
+		k := byte('i')
+		if best == sentTS {
+			k = 't'
+		}
+		tm.kind = append(tm.kind, k)
+		rest = rest[bestAt+len(best):]
+	}
+	tm.segs = append(tm.segs, rest)
+	return tm, nil
+}
+
+// writeReplicas writes dst: the top-level keys in sorted order, then the
+// templates repeated, each copy shifted by span µs and idSpan ids, until
+// about target bytes.
+func writeReplicas(dst string, top map[string]json.RawMessage, tmpls []tmplEvent, span, idSpan, target int64) error {
 	f, err := os.Create(dst)
 	if err != nil {
 		return err
@@ -137,7 +169,6 @@ func Replicate(src, dst string, target int64) error {
 		fmt.Fprintf(w, "  %q: %s,\n", k, top[k])
 	}
 	w.WriteString("  \"traceEvents\": [\n")
-	span := maxTS - minTS + 1000
 	var written int64
 	first := true
 	var num []byte
@@ -152,7 +183,7 @@ func Replicate(src, dst string, target int64) error {
 				w.Write(seg)
 				written += int64(len(seg))
 				if j < len(tm.vals) {
-					num = shiftNum(num[:0], tm.vals[j], tm.kind[j], rep, span, maxID+1)
+					num = shiftNum(num[:0], tm.vals[j], tm.kind[j], rep, span, idSpan)
 					w.Write(num)
 					written += int64(len(num))
 				}
