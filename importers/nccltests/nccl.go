@@ -116,24 +116,34 @@ func (p *parser) ncclLine(n int, line, mark []byte) {
 	}
 	switch string(kind) {
 	case "WARN":
-		f.WarnLines++
-		m := string(msg)
-		if strings.Contains(m, "Failed to open libibverbs") {
-			f.NoIBVerbs = true
-		}
-		if len(m) > 300 {
-			m = m[:300]
-		}
-		if !p.warnSeen[m] && len(f.Warnings) < 200 {
-			p.warnSeen[m] = true
-			f.Warnings = append(f.Warnings, m)
-		}
-		return
+		p.ncclWarn(string(msg))
 	case "INFO":
 		f.InfoLines++
-	default:
-		return
+		p.ncclInfo(line, mark, msg)
 	}
+}
+
+// ncclWarn counts an NCCL WARN line and keeps its first 300 bytes once.
+func (p *parser) ncclWarn(m string) {
+	f := &p.b.NCCL
+	f.WarnLines++
+	if strings.Contains(m, "Failed to open libibverbs") {
+		f.NoIBVerbs = true
+	}
+	if len(m) > 300 {
+		m = m[:300]
+	}
+	if !p.warnSeen[m] && len(f.Warnings) < 200 {
+		p.warnSeen[m] = true
+		f.Warnings = append(f.Warnings, m)
+	}
+}
+
+// ncclInfo reads what an NCCL INFO message says about the set-up:
+// transports, version, network and its devices, GDR, NVLS, channels, ranks,
+// nodes and environment settings.
+func (p *parser) ncclInfo(line, mark, msg []byte) {
+	f := &p.b.NCCL
 	switch {
 	case bytes.Contains(msg, []byte(" via ")):
 		i := bytes.Index(msg, []byte(" via "))
@@ -152,32 +162,7 @@ func (p *parser) ncclLine(n int, line, mark []byte) {
 			f.Networks = append(f.Networks, net)
 		}
 	case bytes.HasPrefix(msg, []byte("NET/IB")) || bytes.HasPrefix(msg, []byte("NET/Socket")) || bytes.HasPrefix(msg, []byte("Bootstrap : Using")):
-		s := string(msg)
-		if i := strings.Index(s, "Using "); i > 0 && i < 14 {
-			dev := strings.TrimSpace(s[i+len("Using "):])
-			if j := strings.Index(dev, "; OOB"); j >= 0 {
-				dev = strings.TrimSpace(dev[:j])
-			}
-			tr := "IB"
-			switch {
-			case strings.HasPrefix(s, "NET/Socket"):
-				tr = "Socket"
-			case strings.HasPrefix(s, "Bootstrap"):
-				tr = "Bootstrap"
-			}
-			d := tr + ": " + dev
-			if !slices.Contains(f.NetDevices, d) && len(f.NetDevices) < 32 {
-				f.NetDevices = append(f.NetDevices, d)
-			}
-			if h := lineHost(line, mark); h != "" && tr != "Bootstrap" {
-				hd := h + " " + d
-				if !slices.Contains(f.HostNetDevices, hd) && len(f.HostNetDevices) < 256 {
-					f.HostNetDevices = append(f.HostNetDevices, hd)
-				}
-			}
-		} else if strings.Contains(s, "GPU Direct RDMA") {
-			p.gdr(s)
-		}
+		p.netDevice(line, mark, string(msg))
 	case bytes.HasPrefix(msg, []byte("NET/OFI ")):
 		if m := reOFI.FindSubmatch(msg); m != nil && f.OFIProvider == "" {
 			f.OFIProvider = string(m[1])
@@ -229,6 +214,40 @@ func (p *parser) ncclLine(n int, line, mark []byte) {
 		}
 	case bytes.HasPrefix(msg, []byte("Check P2P Type intraNodeP2pSupport 0")):
 		f.P2PDisabledHint = true
+	}
+}
+
+// netDevice records the device of a "NET/IB : Using", "NET/Socket : Using"
+// or "Bootstrap : Using" line, per host when the line names one.
+func (p *parser) netDevice(line, mark []byte, s string) {
+	f := &p.b.NCCL
+	i := strings.Index(s, "Using ")
+	if i <= 0 || i >= 14 {
+		if strings.Contains(s, "GPU Direct RDMA") {
+			p.gdr(s)
+		}
+		return
+	}
+	dev := strings.TrimSpace(s[i+len("Using "):])
+	if j := strings.Index(dev, "; OOB"); j >= 0 {
+		dev = strings.TrimSpace(dev[:j])
+	}
+	tr := "IB"
+	switch {
+	case strings.HasPrefix(s, "NET/Socket"):
+		tr = "Socket"
+	case strings.HasPrefix(s, "Bootstrap"):
+		tr = "Bootstrap"
+	}
+	d := tr + ": " + dev
+	if !slices.Contains(f.NetDevices, d) && len(f.NetDevices) < 32 {
+		f.NetDevices = append(f.NetDevices, d)
+	}
+	if h := lineHost(line, mark); h != "" && tr != "Bootstrap" {
+		hd := h + " " + d
+		if !slices.Contains(f.HostNetDevices, hd) && len(f.HostNetDevices) < 256 {
+			f.HostNetDevices = append(f.HostNetDevices, hd)
+		}
 	}
 }
 
