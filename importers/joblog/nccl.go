@@ -154,25 +154,37 @@ func (s *ncclState) line(msg []byte, j *model.JobLog) bool {
 	return true
 }
 
+// apply records one NCCL WARN or INFO message in the host's facts.
 func (a *hostAcc) apply(kind string, msg []byte, j *model.JobLog) {
-	f := &a.h.Facts
 	if kind == "WARN" {
-		f.WarnLines++
-		w := string(msg)
-		if len(w) > 300 {
-			w = w[:300]
-		}
-		if strings.Contains(w, "libibverbs") {
-			f.NoIBVerbs = true
-		}
-		if !a.warned[w] && len(f.Warnings) < maxNCCLWarns {
-			a.warned[w] = true
-			f.Warnings = append(f.Warnings, w)
-		}
+		a.warn(string(msg))
 		return
 	}
-	f.InfoLines++
-	s := string(msg)
+	a.h.Facts.InfoLines++
+	a.info(string(msg), j)
+}
+
+// warn counts a WARN line and keeps its first 300 bytes once.
+func (a *hostAcc) warn(w string) {
+	f := &a.h.Facts
+	f.WarnLines++
+	if len(w) > 300 {
+		w = w[:300]
+	}
+	if strings.Contains(w, "libibverbs") {
+		f.NoIBVerbs = true
+	}
+	if !a.warned[w] && len(f.Warnings) < maxNCCLWarns {
+		a.warned[w] = true
+		f.Warnings = append(f.Warnings, w)
+	}
+}
+
+// info reads what an INFO message says about the set-up: connections and
+// their transports, rings and trees, version, network devices and
+// interfaces, GDR, ranks and nodes, environment, channels, NVLS.
+func (a *hostAcc) info(s string, j *model.JobLog) {
+	f := &a.h.Facts
 	switch {
 	case strings.HasPrefix(s, "Channel ") && strings.Contains(s, " via "):
 		if m := reConn.FindStringSubmatch(s); m != nil {
@@ -194,22 +206,7 @@ func (a *hostAcc) apply(kind string, msg []byte, j *model.JobLog) {
 			}
 		}
 	case strings.HasPrefix(s, "NET/IB"):
-		if i := strings.Index(s, "Using "); i > 0 {
-			dev := s[i+len("Using "):]
-			oob := ""
-			if k := strings.Index(dev, "; OOB"); k >= 0 {
-				dev, oob = dev[:k], dev[k:]
-			}
-			for _, m := range reHCA.FindAllStringSubmatch(dev, -1) {
-				a.h.HCAs = addStr(a.h.HCAs, m[1])
-			}
-			f.NetDevices = addStr(f.NetDevices, "IB: "+strings.TrimSpace(dev))
-			for _, m := range reIfAddr.FindAllStringSubmatch(oob, -1) {
-				a.h.Bootstrap = addStr(a.h.Bootstrap, m[1]+":"+m[2])
-			}
-		} else if strings.Contains(s, "GPU Direct RDMA") {
-			a.gdr(s)
-		}
+		a.netIB(s)
 	case strings.HasPrefix(s, "NET/Socket"):
 		if i := strings.Index(s, "Using "); i > 0 {
 			for _, m := range reIfAddr.FindAllStringSubmatch(s[i:], -1) {
@@ -240,20 +237,7 @@ func (a *hostAcc) apply(kind string, msg []byte, j *model.JobLog) {
 			a.addRank(atoiS(m[1]))
 		}
 	case strings.Contains(s, " nranks "):
-		if m := reCommRank.FindStringSubmatch(s); m != nil {
-			a.addRank(atoiS(m[1]))
-			n := atoiS(m[2])
-			if strings.Contains(s, "Init COMPLETE") {
-				f.InitComplete++
-				f.InitRanks = max(f.InitRanks, n)
-			}
-			if n > j.WorldSize && n < maxRanksListed {
-				j.WorldSize = n
-			}
-		}
-		if m := reNodes.FindStringSubmatch(s); m != nil {
-			f.Nodes = max(f.Nodes, atoiS(m[1]))
-		}
+		a.commRank(s, j)
 	case strings.Contains(s, " set by environment to "):
 		if m := reEnvSet.FindStringSubmatch(s); m != nil {
 			f.Env = addStr(f.Env, m[1]+"="+m[2])
@@ -282,6 +266,50 @@ func (a *hostAcc) apply(kind string, msg []byte, j *model.JobLog) {
 		} else {
 			f.NVLSSupport = 1
 		}
+	}
+}
+
+// netIB records the HCAs of a "NET/IB : Using" line and the bootstrap
+// interface after its "; OOB".
+func (a *hostAcc) netIB(s string) {
+	i := strings.Index(s, "Using ")
+	if i <= 0 {
+		if strings.Contains(s, "GPU Direct RDMA") {
+			a.gdr(s)
+		}
+		return
+	}
+	dev := s[i+len("Using "):]
+	oob := ""
+	if k := strings.Index(dev, "; OOB"); k >= 0 {
+		dev, oob = dev[:k], dev[k:]
+	}
+	for _, m := range reHCA.FindAllStringSubmatch(dev, -1) {
+		a.h.HCAs = addStr(a.h.HCAs, m[1])
+	}
+	a.h.Facts.NetDevices = addStr(a.h.Facts.NetDevices, "IB: "+strings.TrimSpace(dev))
+	for _, m := range reIfAddr.FindAllStringSubmatch(oob, -1) {
+		a.h.Bootstrap = addStr(a.h.Bootstrap, m[1]+":"+m[2])
+	}
+}
+
+// commRank reads a communicator line with "rank R nranks N" (and "Init
+// COMPLETE", "nNodes"): the rank is seen, N may set the job's world size.
+func (a *hostAcc) commRank(s string, j *model.JobLog) {
+	f := &a.h.Facts
+	if m := reCommRank.FindStringSubmatch(s); m != nil {
+		a.addRank(atoiS(m[1]))
+		n := atoiS(m[2])
+		if strings.Contains(s, "Init COMPLETE") {
+			f.InitComplete++
+			f.InitRanks = max(f.InitRanks, n)
+		}
+		if n > j.WorldSize && n < maxRanksListed {
+			j.WorldSize = n
+		}
+	}
+	if m := reNodes.FindStringSubmatch(s); m != nil {
+		f.Nodes = max(f.Nodes, atoiS(m[1]))
 	}
 }
 
