@@ -1,6 +1,9 @@
 package html
 
-import "testing"
+import (
+	"math"
+	"testing"
+)
 
 // TestDownsample: a long series keeps at most n points, in x order, with
 // its global minimum and maximum (a single spike survives); a short one is
@@ -28,5 +31,14 @@ func TestDownsample(t *testing.T) {
 	}
 	if short := downsample(pts[:50], 600); len(short) != 50 {
 		t.Errorf("a 50-point series became %d points", len(short))
+	}
+}
+
+// TestNiceTop: y axes end at 4 round steps above the maximum.
+func TestNiceTop(t *testing.T) {
+	for v, want := range map[float64]float64{96: 100, 100: 100, 241.6: 320, 1: 1, 0.3: 0.32, 8: 8, 9: 10, 2400: 2400, 2401: 3200, 17.3: 20} {
+		if got := niceTop(v); math.Abs(got-want) > 1e-9 {
+			t.Errorf("niceTop(%v) = %v, want %v", v, got, want)
+		}
 	}
 }

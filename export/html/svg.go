@@ -204,7 +204,7 @@ func eventChart(title, xLabel, yLabel string, ss []series, evs []events, logX bo
 	if y1 <= 0 {
 		y1 = 1
 	}
-	y1 *= 1.1
+	y1 = niceTop(y1)
 	px := func(x float64) float64 { return left + (tx(x)-x0)/(x1-x0)*(w-left-right) }
 	py := func(y float64) float64 { return h - bottom - y/y1*(h-top-bottom) }
 	s.line(left, h-bottom, w-right, h-bottom, "axis")
@@ -294,6 +294,20 @@ func drawEvents(s *svgb, ev events, px func(float64) float64, y0, y1, lx float64
 	fmt.Fprintf(&s.b, `<line class="key event %s" x1="%s" y1="%s" x2="%s" y2="%s" stroke-width="1.5"%s/>`, ev.class, num(lx+10), num(y0-18), num(lx+10), num(y0-6), dash)
 	s.text(lx+16, y0-8, "start", "legend", label)
 	return lx + 30 + 7*float64(len([]rune(label)))
+}
+
+// niceTop returns the top of a y axis from 0 to at least v in 4 ticks of a
+// round step (1, 1.5, 2, 2.5, 3, 4, 5, 6 or 8 times a power of ten): KV usage of 96% gets
+// 0, 25, ..., 100 rather than ticks at 26.4.
+func niceTop(v float64) float64 {
+	raw := v / 4
+	mag := math.Pow(10, math.Floor(math.Log10(raw)))
+	for _, m := range []float64{1, 1.5, 2, 2.5, 3, 4, 5, 6, 8} {
+		if m*mag >= raw*(1-1e-9) {
+			return 4 * m * mag
+		}
+	}
+	return 40 * mag
 }
 
 // plain formats a number with up to 3 significant decimals, no exponent.
