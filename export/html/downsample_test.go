@@ -6,8 +6,8 @@ import (
 )
 
 // TestDownsample: a long series keeps at most n points, in x order, with
-// its global minimum and maximum (a single spike survives); a short one is
-// kept as it is.
+// its first and last points and its global minimum and maximum (a single
+// spike survives); a short one is kept as it is.
 func TestDownsample(t *testing.T) {
 	var pts []point
 	for i := 0; i < 10007; i++ {
@@ -25,6 +25,9 @@ func TestDownsample(t *testing.T) {
 		}
 		hasMax = hasMax || p.y == 500
 		hasMin = hasMin || p.y == -3
+	}
+	if got[0] != pts[0] || got[len(got)-1] != pts[len(pts)-1] {
+		t.Errorf("ends %v..%v, want %v..%v", got[0], got[len(got)-1], pts[0], pts[len(pts)-1])
 	}
 	if !hasMax || !hasMin {
 		t.Errorf("spike kept %v, dip kept %v", hasMax, hasMin)

@@ -172,7 +172,7 @@ func writeEngine(p *page, in model.InputJobLog, es model.EngineSeries) {
 	name := fmt.Sprintf("%s, %s", es.Name(), baseName(in.Path))
 	p.f("<h3>%s</h3>\n", esc(name))
 	if in.JobLog.StatsStride > 1 {
-		p.f("<p class=\"muted\">Every %d-th stats line of this log was kept.</p>\n", in.JobLog.StatsStride)
+		p.f("<p class=\"muted\">1 in %d stats lines of this log was kept (the importer thins huge logs).</p>\n", in.JobLog.StatsStride)
 	}
 	if untimed > 0 {
 		p.f("<p class=\"muted\">%d preemption / OOM line(s) before the first stats line and without a time are not marked.</p>\n", untimed)
@@ -211,34 +211,38 @@ func maxY(pts []point) float64 {
 	return m
 }
 
-// downsample returns at most n points of pts (n even, at least 2): pts
-// itself when short enough, else per bucket of consecutive points its
-// minimum and maximum in x order, so that spikes and dips stay visible.
+// downsample returns at most n points of pts (n even, at least 4): pts
+// itself when short enough, else its first and last points and, per bucket
+// of consecutive points between them, the bucket's minimum and maximum in x
+// order, so that spikes and dips stay visible and every plot of an engine
+// spans the same x range.
 func downsample(pts []point, n int) []point {
 	if len(pts) <= n {
 		return pts
 	}
-	buckets := n / 2
+	inner := pts[1 : len(pts)-1]
+	buckets := (n - 2) / 2
 	out := make([]point, 0, n)
+	out = append(out, pts[0])
 	for b := 0; b < buckets; b++ {
-		lo, hi := b*len(pts)/buckets, (b+1)*len(pts)/buckets
+		lo, hi := b*len(inner)/buckets, (b+1)*len(inner)/buckets
 		iMin, iMax := lo, lo
 		for i := lo + 1; i < hi; i++ {
-			if pts[i].y < pts[iMin].y {
+			if inner[i].y < inner[iMin].y {
 				iMin = i
 			}
-			if pts[i].y > pts[iMax].y {
+			if inner[i].y > inner[iMax].y {
 				iMax = i
 			}
 		}
 		switch {
 		case iMin == iMax:
-			out = append(out, pts[iMin])
+			out = append(out, inner[iMin])
 		case iMin < iMax:
-			out = append(out, pts[iMin], pts[iMax])
+			out = append(out, inner[iMin], inner[iMax])
 		default:
-			out = append(out, pts[iMax], pts[iMin])
+			out = append(out, inner[iMax], inner[iMin])
 		}
 	}
-	return out
+	return append(out, pts[len(pts)-1])
 }

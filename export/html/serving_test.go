@@ -118,3 +118,24 @@ func TestServingPlotsShortLog(t *testing.T) {
 		t.Error("a preemption legend without preemptions")
 	}
 }
+
+// BenchmarkServingRender renders the page of a 20,000-line engine log (the
+// serving plots downsample each series to 600 points).
+func BenchmarkServingRender(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "serve.log")
+	if err := os.WriteFile(path, []byte(servingLog(20000, map[int]bool{12000: true, 15000: true})), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	r, err := pipeline.Analyze(context.Background(), []string{path}, pipeline.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		var out bytes.Buffer
+		if err := export.Render(&out, r, "html"); err != nil {
+			b.Fatal(err)
+		}
+		b.SetBytes(int64(out.Len()))
+	}
+}
