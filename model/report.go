@@ -97,6 +97,10 @@ type Report struct {
 	StepPhases []PhaseStats
 	// Ops is the kernel time per KernelOp class per device (OpBreakdown).
 	Ops []DeviceOps
+	// JobLogs are the job / inference-server log inputs that hold engine
+	// stats, for the HTML report's serving plots (not in the JSON report:
+	// its serving summary carries the numbers).
+	JobLogs []InputJobLog
 }
 
 // InputHealth summarises what one input's capture holds.
@@ -113,6 +117,13 @@ type InputHealth struct {
 type Count struct {
 	Name string
 	N    int64
+}
+
+// InputJobLog carries one log input's engine stats and events into the report.
+type InputJobLog struct {
+	Path   string
+	Rank   int
+	JobLog *JobLog
 }
 
 // InputBench carries one input's benchmark results into the report.

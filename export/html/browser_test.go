@@ -127,9 +127,13 @@ func browserPages(t *testing.T) []browserPage {
 		renderPage(t, "multi-rank", dlrm,
 			"GPU time by class", "Per-rank time", "Busy/idle timeline", "Top kernels", "Step time", "Evidence windows"),
 		diffPage(t, dlrm[0], dlrm[1], "Headline quantities", "Time per class", "Step time", "Kernel time by class", "Kernel time,"),
+		// A vLLM V1 log with the KV cache at 94-96%, and a generated one
+		// with preemptions and an OOM marked.
+		renderPage(t, "vllm", []string{c("joblogs/gh-vllm21809-v1-kv94-96pct-8reqs-throughput-flat.log")}, servingPlots...),
+		browserPage{name: "serving", html: servingPage(t, 2000, map[int]bool{1200: true, 1400: true, 1600: true}), plots: servingPlots},
 	)
 	// The EFA log's all-reduce is compared with the fabric's expected plateau.
-	if nccl := pages[len(pages)-3]; !bytes.Contains(nccl.html, []byte("expected plateau")) {
+	if nccl := pages[len(pages)-5]; !bytes.Contains(nccl.html, []byte("expected plateau")) {
 		t.Errorf("%s page lacks the expected plateau line", nccl.name)
 	}
 	return pages

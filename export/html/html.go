@@ -107,6 +107,7 @@ func Render(w io.Writer, r *model.Report, o export.Options) error {
 	writeSteps(p, r, o)
 	writeMemory(p, r)
 	writeBench(p, r)
+	writeServing(p, r)
 	writeFindings(p, r, groups, o)
 
 	limit := 25

@@ -157,8 +157,24 @@ type series struct {
 	pts    []point
 }
 
+// events is a kind of event marked on a line chart's x axis: one vertical
+// line per event (events in the same pixel column are one line whose
+// tooltip counts them), named in the legend with their count.
+type events struct {
+	name   string
+	class  string
+	dashed bool
+	xs     []float64 // sorted
+	ns     []int64   // events at each x (at least 1)
+}
+
 // lineChart draws series over a log2 x axis (logX) or a linear one.
 func lineChart(title, xLabel, yLabel string, ss []series, logX bool, xFmt func(float64) string) string {
+	return eventChart(title, xLabel, yLabel, ss, nil, logX, xFmt)
+}
+
+// eventChart is lineChart with events marked on the x axis.
+func eventChart(title, xLabel, yLabel string, ss []series, evs []events, logX bool, xFmt func(float64) string) string {
 	const w, h, left, right, top, bottom = 900.0, 300.0, 70.0, 20.0, 30.0, 40.0
 	s := newSVG(w, h, title)
 	var x0, x1, y1 = math.Inf(1), math.Inf(-1), 0.0
@@ -174,6 +190,11 @@ func lineChart(title, xLabel, yLabel string, ss []series, logX bool, xFmt func(f
 			y1 = math.Max(y1, p.y)
 		}
 	}
+	for _, ev := range evs {
+		for _, x := range ev.xs {
+			x0, x1 = math.Min(x0, tx(x)), math.Max(x1, tx(x))
+		}
+	}
 	if math.IsInf(x0, 0) {
 		return s.String()
 	}
@@ -183,7 +204,7 @@ func lineChart(title, xLabel, yLabel string, ss []series, logX bool, xFmt func(f
 	if y1 <= 0 {
 		y1 = 1
 	}
-	y1 *= 1.1
+	y1 = niceTop(y1)
 	px := func(x float64) float64 { return left + (tx(x)-x0)/(x1-x0)*(w-left-right) }
 	py := func(y float64) float64 { return h - bottom - y/y1*(h-top-bottom) }
 	s.line(left, h-bottom, w-right, h-bottom, "axis")
@@ -237,7 +258,56 @@ func lineChart(title, xLabel, yLabel string, ss []series, logX bool, xFmt func(f
 		s.text(lx+24, top-8, "start", "legend", sr.name)
 		lx += 40 + 7*float64(len([]rune(sr.name)))
 	}
+	for _, ev := range evs {
+		lx = drawEvents(s, ev, px, top, h-bottom, lx, xFmt)
+	}
 	return s.String()
+}
+
+// drawEvents draws one kind of event as vertical lines from y0 to y1 and
+// its legend entry at lx; it returns the next legend position.
+func drawEvents(s *svgb, ev events, px func(float64) float64, y0, y1, lx float64, xFmt func(float64) string) float64 {
+	if len(ev.xs) == 0 {
+		return lx
+	}
+	dash := ""
+	if ev.dashed {
+		dash = ` stroke-dasharray="4 3"`
+	}
+	total := int64(0)
+	for i := 0; i < len(ev.xs); {
+		col := math.Round(px(ev.xs[i]))
+		n, j := ev.ns[i], i+1
+		for j < len(ev.xs) && math.Round(px(ev.xs[j])) == col {
+			n += ev.ns[j]
+			j++
+		}
+		total += n
+		tip := fmt.Sprintf("%d %s at %s", n, ev.name, xFmt(ev.xs[i]))
+		if j-i > 1 {
+			tip = fmt.Sprintf("%d %s, %s to %s", n, ev.name, xFmt(ev.xs[i]), xFmt(ev.xs[j-1]))
+		}
+		fmt.Fprintf(&s.b, `<line class="mark event %s" x1="%s" y1="%s" x2="%s" y2="%s" stroke-width="1.5"%s><title>%s</title></line>`, ev.class, num(col), num(y0), num(col), num(y1), dash, esc(tip))
+		i = j
+	}
+	label := fmt.Sprintf("%s (%d)", ev.name, total)
+	fmt.Fprintf(&s.b, `<line class="key event %s" x1="%s" y1="%s" x2="%s" y2="%s" stroke-width="1.5"%s/>`, ev.class, num(lx+10), num(y0-18), num(lx+10), num(y0-6), dash)
+	s.text(lx+16, y0-8, "start", "legend", label)
+	return lx + 30 + 7*float64(len([]rune(label)))
+}
+
+// niceTop returns the top of a y axis from 0 to at least v in 4 ticks of a
+// round step (1, 1.5, 2, 2.5, 3, 4, 5, 6 or 8 times a power of ten): KV usage of 96% gets
+// 0, 25, ..., 100 rather than ticks at 26.4.
+func niceTop(v float64) float64 {
+	raw := v / 4
+	mag := math.Pow(10, math.Floor(math.Log10(raw)))
+	for _, m := range []float64{1, 1.5, 2, 2.5, 3, 4, 5, 6, 8} {
+		if m*mag >= raw*(1-1e-9) {
+			return 4 * m * mag
+		}
+	}
+	return 40 * mag
 }
 
 // plain formats a number with up to 3 significant decimals, no exponent.

@@ -162,6 +162,9 @@ func AnalyzeSet(set *model.TraceSet, opts Options) *model.Report {
 		if t.Bench != nil {
 			r.Bench = append(r.Bench, model.InputBench{Path: t.Path, Rank: t.Rank, Bench: t.Bench})
 		}
+		if t.JobLog != nil && len(t.JobLog.Stats) > 0 {
+			r.JobLogs = append(r.JobLogs, model.InputJobLog{Path: t.Path, Rank: t.Rank, JobLog: t.JobLog})
+		}
 	}
 	// The breakdown, the summary tables and the detectors only read the
 	// set: run them side by side.
