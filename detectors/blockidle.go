@@ -93,7 +93,7 @@ func (b *BlockIdle) Cap(sev model.Severity, idle, blocked, window model.Duration
 	if share >= warnPct {
 		return sev, fmt.Sprintf(" The GPU sat idle with nothing queued for %s of the blocked time (%s%% of the window).", idle, FormatFloat(share))
 	}
-	return model.SevInfo, fmt.Sprintf(" The GPU stayed busy for most of it: it was idle with nothing queued for only %s of the %s blocked (%s%% of the window, below %s%%), so the waiting cost little; reported as info.",
+	return model.SevInfo, fmt.Sprintf(" The GPU was busy, or had work queued that waited on another stream or event, for most of it: it was idle with nothing queued for only %s of the %s blocked (%s%% of the window, below %s%%), so this block did not starve the GPU (kernel-gap names what the queued work waited for); reported as info.",
 		idle, blocked, FormatFloat(share), FormatFloat(warnPct))
 }
 

@@ -33,6 +33,11 @@ type FeedGap struct {
 	// host had not finished submitting the next work. A launch call still in
 	// progress does not count: its work is not runnable yet.
 	Queued int32
+	// Fed is when the first work was submitted during a gap that began
+	// starved (Queued 0): from then on the GPU had runnable work and waited
+	// for something else (an event, another stream). End when nothing was
+	// submitted before the gap ended.
+	Fed model.Time
 }
 
 // Feed says how a set of GPU activities (one device, or every device of
@@ -122,6 +127,10 @@ func NewFeed(t *model.Trace, acts []Activity, ln *CorrIndex) Feed {
 				launched := sort.Search(len(submitAt), func(i int) bool { return submitAt[i] > end })
 				started := sort.Search(len(startAt), func(i int) bool { return startAt[i] > end })
 				g.Queued = int32(max(0, launched-started))
+				g.Fed = g.End
+				if launched < len(submitAt) {
+					g.Fed = min(g.End, submitAt[launched])
+				}
 			}
 			f.Gaps = append(f.Gaps, g)
 			busyStart = a.Start
@@ -202,9 +211,18 @@ func (f *Feed) QueueMeans(ws []model.Interval) []float64 {
 func (f *Feed) Starved() []model.Interval {
 	var out []model.Interval
 	for _, g := range f.Gaps {
-		if g.Queued == 0 {
-			out = append(out, g.Interval)
+		if g.Queued != 0 {
+			continue
 		}
+		iv := g.Interval
+		// Work submitted before the gap was half over and not started
+		// waited on something else (an event, another stream): kernel-gap
+		// calls such a gap dependency-wait. Only the time before it counts.
+		// A submission late in the gap is the launch that ends it.
+		if g.Fed > iv.Start && g.Fed-iv.Start < iv.End-g.Fed {
+			iv.End = g.Fed
+		}
+		out = append(out, iv)
 	}
 	return out
 }

@@ -43,3 +43,26 @@ func TestFeedQueueAndStarvedGaps(t *testing.T) {
 		t.Errorf("GPU idle with an empty queue: %v, %v", x.GPUIdle(pid, fixture.US(0), fixture.US(100)), x.GPUIdle(pid, fixture.US(20), fixture.US(30)))
 	}
 }
+
+// A gap that began starved but whose next kernel was submitted early (it then
+// waited on an event or another stream) is starved only until the
+// submission; a submission late in the gap is the launch that ends it.
+func TestStarvedStopsAtEarlySubmission(t *testing.T) {
+	b := fixture.New("x.sqlite", model.FormatNsys)
+	th := b.Thread(1, "main")
+	// k2's call [22, 27) returns 7 µs into the gap [20, 100): dependency wait.
+	// k3's call [150, 155) returns 45 µs into the gap [110, 158): launch-bound.
+	b.Kernel(0, 7, "k1", 10, 20, th, 0)
+	b.Kernel(0, 7, "k2", 100, 110, th, 22)
+	b.Kernel(0, 7, "k3", 158, 170, th, 150)
+	tr := b.Build()
+	f := detectors.NewFeed(tr, detectors.Activities(tr), detectors.NewLaunches(tr))
+	if len(f.Gaps) != 2 || f.Gaps[0].Queued != 0 || f.Gaps[1].Queued != 0 {
+		t.Fatalf("gaps %+v", f.Gaps)
+	}
+	want := []model.Interval{{Start: fixture.US(20), End: fixture.US(27)}, {Start: fixture.US(110), End: fixture.US(158)}}
+	got := f.Starved()
+	if len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
+		t.Errorf("starved %v, want %v", got, want)
+	}
+}
