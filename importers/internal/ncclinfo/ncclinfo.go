@@ -65,6 +65,7 @@ type Seen struct {
 // Reader accumulates the facts of one scope (a log, a host) into F.
 type Reader struct {
 	F      *model.NCCLFacts
+	Ranks  bool // fill Seen.Rank of connection lines (a regexp per line: off unless wanted)
 	warned map[string]bool
 	tr     map[string]int
 }
@@ -116,8 +117,10 @@ func (r *Reader) info(s string) Seen {
 	switch {
 	case strings.Contains(s, " via "):
 		r.AddTransport(transportName(s[strings.Index(s, " via ")+5:]), 1)
-		if m := reConn.FindStringSubmatch(s); m != nil {
-			seen.Rank = atoi(m[1])
+		if r.Ranks {
+			if m := reConn.FindStringSubmatch(s); m != nil {
+				seen.Rank = atoi(m[1])
+			}
 		}
 	case strings.HasPrefix(s, "Channel "):
 		if m := reRing.FindStringSubmatch(s); m != nil {

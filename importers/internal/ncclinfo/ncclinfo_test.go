@@ -12,6 +12,7 @@ func read(msgs ...string) (model.NCCLFacts, []Seen) {
 	var f model.NCCLFacts
 	Unknown(&f)
 	r := New(&f)
+	r.Ranks = true
 	var seen []Seen
 	for _, m := range msgs {
 		kind := "INFO"
