@@ -183,7 +183,7 @@ func parse(ctx context.Context, r io.Reader, name string, opts importers.Options
 	j := &model.JobLog{}
 	p := &parser{t: t, j: j, w: importers.NewWarner(t, opts), sources: map[string]bool{}, ranks: map[int]bool{}}
 	p.nccl.hosts = map[string]*hostAcc{}
-	p.nccl.all = *newHostAcc("")
+	p.nccl.all = newHostAcc("")
 	ls := newLines(r)
 	for {
 		raw, ok := ls.read()

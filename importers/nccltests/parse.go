@@ -3,11 +3,11 @@ package nccltests
 import (
 	"bytes"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/tracedx/tracedx/importers"
+	"github.com/tracedx/tracedx/importers/internal/ncclinfo"
 	"github.com/tracedx/tracedx/model"
 )
 
@@ -35,8 +35,7 @@ type parser struct {
 	recognized   int
 	binary       bool
 	firstBinary  int
-	warnSeen     map[string]bool
-	transports   map[string]int
+	nccl         *ncclinfo.Reader
 	sawNCCL      bool
 	producerTool string
 	m            merger
@@ -44,11 +43,10 @@ type parser struct {
 
 func newParser(t *model.Trace, opts importers.Options) *parser {
 	b := &model.Bench{}
-	b.NCCL.NVLSSupport = -1
-	b.NCCL.CollChannels, b.NCCL.CollNetChannels, b.NCCL.NVLSChannels, b.NCCL.P2PChannels, b.NCCL.RingChannels = -1, -1, -1, -1, -1
+	ncclinfo.Unknown(&b.NCCL)
 	t.Bench = b
 	return &parser{t: t, w: importers.NewWarner(t, opts), b: b, cur: -1,
-		intern: map[string]string{}, warnSeen: map[string]bool{}, transports: map[string]int{}}
+		intern: map[string]string{}, nccl: ncclinfo.New(&b.NCCL)}
 }
 
 func (p *parser) str(b []byte) string {
@@ -159,7 +157,7 @@ func (p *parser) line(n int, raw []byte) {
 	}
 	if bytes.HasPrefix(t, []byte("NCCL version ")) {
 		p.flushPending()
-		p.setVersion(string(bytes.TrimSpace(t[len("NCCL version "):])))
+		ncclinfo.SetVersion(&p.b.NCCL, string(t[len("NCCL version "):]))
 		p.recognized++
 		p.sawNCCL = true
 		return
@@ -431,12 +429,6 @@ func (p *parser) footerRun(n int) *model.BenchRun {
 	return p.newRun(n)
 }
 
-func (p *parser) setVersion(v string) {
-	if p.b.NCCL.Version == "" {
-		p.b.NCCL.Version = v
-	}
-}
-
 var (
 	reTestFail  = regexp.MustCompile(`^(\S+): Test (CUDA|NCCL) failure (\S+?:\d+) '(.*?)'?\s*$`)
 	reBacktrace = regexp.MustCompile(`^\.\. (\S+)(?: pid (\d+))?: Test failure (\S+?:\d+)`)
@@ -509,19 +501,9 @@ func (p *parser) finish(lines int) {
 		if n <= 0 {
 			n = f.NVLSHeads
 		}
-		p.transports["NVLS"] += n
+		p.nccl.AddTransport("NVLS", n)
 	}
-	p.b.NCCL.TransportUse = p.b.NCCL.TransportUse[:0]
-	names := make([]string, 0, len(p.transports))
-	for k := range p.transports {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	for _, k := range names {
-		p.b.NCCL.TransportUse = append(p.b.NCCL.TransportUse, model.NCCLTransport{Name: k, Conns: p.transports[k]})
-	}
-	p.b.NCCL.Transports = names
-	sort.Strings(p.b.NCCL.Env)
+	p.nccl.Finish()
 	for i := range p.b.Runs {
 		r := &p.b.Runs[i]
 		if r.Ranks == 0 && p.b.NCCL.InitRanks > 0 && len(p.b.Runs) == 1 {
