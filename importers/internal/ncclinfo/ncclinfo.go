@@ -16,6 +16,7 @@
 //	Channel 00/04 :    0   1   2   3                  (ring order)
 //	Trees [0] 1/-1/-1->0->-1 [1] ...                  (this rank between "->" and "->")
 //	comm 0x.. rank 0 nranks 4 cudaDev 0 ... - Init COMPLETE
+//	comm 0x.. rank 0 nRanks 24 nNodes 3 localRanks 8 localRank 0 MNNVL 0 (2.19+)
 //	GPU Direct RDMA Enabled|Disabled for HCA 0 'mlx5_0'
 //	X set by environment to Y
 //	N coll channels, [M collnet channels, ][K nvls channels, ]P p2p channels, Q p2p channels per peer
@@ -44,8 +45,8 @@ var (
 	reRing     = regexp.MustCompile(`^Channel \d+/(\d+) :(?:\s+\d+)+\s*$`)
 	reTreeRank = regexp.MustCompile(`->(\d+)->`)
 	reRingOld  = regexp.MustCompile(`^Ring \d+ : \d+ -> (\d+) -> \d+`)
-	reCommRank = regexp.MustCompile(`\brank (\d+) nranks (\d+)\b`)
-	reNRanks   = regexp.MustCompile(`\bnranks (\d+)`)
+	reCommRank = regexp.MustCompile(`\brank (\d+) n[Rr]anks (\d+)\b`)
+	reNRanks   = regexp.MustCompile(`\bn[Rr]anks (\d+)`)
 	reNodes    = regexp.MustCompile(`\bnNodes (\d+)`)
 	reEnv      = regexp.MustCompile(`^(\S+) set by environment to (.*?)\.?\s*$`)
 	reOFI      = regexp.MustCompile(`(?i)^NET/OFI Selected provider is (\w+)`)
@@ -152,7 +153,7 @@ func (r *Reader) info(s string) Seen {
 		if m := reRingOld.FindStringSubmatch(s); m != nil {
 			seen.Rank = atoi(m[1])
 		}
-	case strings.Contains(s, " nranks ") || strings.HasSuffix(s, "Init COMPLETE") || strings.Contains(s, " nNodes "):
+	case strings.Contains(s, " nranks ") || strings.Contains(s, " nRanks ") || strings.HasSuffix(s, "Init COMPLETE") || strings.Contains(s, " nNodes "):
 		r.comm(s, &seen)
 	case strings.Contains(s, " set by environment to "):
 		if m := reEnv.FindStringSubmatch(s); m != nil {

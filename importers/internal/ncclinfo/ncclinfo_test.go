@@ -124,3 +124,11 @@ func FuzzApply(f *testing.F) {
 		r.Finish()
 	})
 }
+
+// NCCL 2.19+ prints the communicator size as "nRanks" in its topology line.
+func TestCamelCaseNRanks(t *testing.T) {
+	f, seen := read("comm 0x5581 rank 3 nRanks 24 nNodes 3 localRanks 8 localRank 3 MNNVL 0")
+	if len(seen) != 1 || seen[0].NRanks != 24 || seen[0].Rank != 3 || f.Nodes != 3 {
+		t.Errorf("nRanks line: seen %+v, nodes %d; want rank 3, nranks 24, nodes 3", seen, f.Nodes)
+	}
+}
