@@ -1,16 +1,14 @@
 package kernelgap
 
 import (
-	"context"
-	"path/filepath"
 	"slices"
 	"testing"
 
 	"github.com/tracedx/tracedx/detectors"
+	"github.com/tracedx/tracedx/detectors/internal/detectortest"
 	"github.com/tracedx/tracedx/importers"
 	"github.com/tracedx/tracedx/importers/kineto"
 	"github.com/tracedx/tracedx/importers/nsys"
-	"github.com/tracedx/tracedx/internal/corpus"
 	"github.com/tracedx/tracedx/internal/fixture"
 	"github.com/tracedx/tracedx/model"
 )
@@ -101,52 +99,34 @@ var corpusCauses = map[string][]string{
 }
 
 func TestCorpusGapCauses(t *testing.T) {
-	seen := 0
-	for _, c := range []struct {
-		dir  string
-		imp  importers.Importer
-		suff []string
-	}{
-		{"corpus/nsys", nsys.New(), []string{".sqlite"}},
-		{"corpus/kineto", kineto.New(), []string{".json", ".json.gz"}},
-	} {
-		for _, path := range corpus.Files(t, c.dir, c.suff...) {
-			base := filepath.Base(path)
-			want, ok := corpusCauses[base]
-			if !ok {
-				continue
-			}
-			seen++
-			tr, err := c.imp.Import(context.Background(), path, importers.Options{})
-			if err != nil {
-				t.Fatalf("%s: %v", base, err)
-			}
-			res := detectors.Run(fixture.Set(tr), []*detectors.Detector{Detector}, detectors.Config{})
-			var f *model.Finding
-			for i := range res.Findings {
-				if g := &res.Findings[i]; f == nil || g.Evidence[0].Device < f.Evidence[0].Device {
-					f = g
-				}
-			}
-			if f == nil {
-				t.Errorf("%s: no kernel-gap finding", base)
-				continue
-			}
-			var got []string
-			for i, e := range f.Evidence {
-				if i == 5 {
-					break
-				}
-				got = append(got, e.Cause)
-				if e.Cause == CauseUnknown.String() && len(tr.APICalls) > 0 {
-					t.Errorf("%s: gap %d is unknown although the capture has host calls: %s", base, i, e.Note)
-				}
-			}
-			if !slices.Equal(got, want) {
-				t.Errorf("%s: top causes %q, want %q", base, got, want)
+	keep := func(base string) bool { _, ok := corpusCauses[base]; return ok }
+	seen := detectortest.CorpusTraces[importers.Options](t, nsys.New(), kineto.New(), keep, func(base string, tr *model.Trace) {
+		want := corpusCauses[base]
+		res := detectors.Run(fixture.Set(tr), []*detectors.Detector{Detector}, detectors.Config{})
+		var f *model.Finding
+		for i := range res.Findings {
+			if g := &res.Findings[i]; f == nil || g.Evidence[0].Device < f.Evidence[0].Device {
+				f = g
 			}
 		}
-	}
+		if f == nil {
+			t.Errorf("%s: no kernel-gap finding", base)
+			return
+		}
+		var got []string
+		for i, e := range f.Evidence {
+			if i == 5 {
+				break
+			}
+			got = append(got, e.Cause)
+			if e.Cause == CauseUnknown.String() && len(tr.APICalls) > 0 {
+				t.Errorf("%s: gap %d is unknown although the capture has host calls: %s", base, i, e.Note)
+			}
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: top causes %q, want %q", base, got, want)
+		}
+	})
 	if seen != len(corpusCauses) {
 		t.Errorf("%d corpus files checked, %d expected", seen, len(corpusCauses))
 	}

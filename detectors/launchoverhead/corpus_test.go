@@ -1,17 +1,15 @@
 package launchoverhead
 
 import (
-	"context"
 	"math"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/tracedx/tracedx/detectors"
+	"github.com/tracedx/tracedx/detectors/internal/detectortest"
 	"github.com/tracedx/tracedx/importers"
 	"github.com/tracedx/tracedx/importers/kineto"
 	"github.com/tracedx/tracedx/importers/nsys"
-	"github.com/tracedx/tracedx/internal/corpus"
 	"github.com/tracedx/tracedx/internal/fixture"
 	"github.com/tracedx/tracedx/model"
 )
@@ -71,64 +69,49 @@ var corpusProducers = map[string]detectors.Producer{
 }
 
 func TestCorpusLaunchOverhead(t *testing.T) {
-	seen := 0
-	for _, c := range []struct {
-		dir  string
-		imp  importers.Importer
-		suff []string
-	}{
-		{"corpus/nsys", nsys.New(), []string{".sqlite"}},
-		{"corpus/kineto", kineto.New(), []string{".json", ".json.gz"}},
-	} {
-		for _, path := range corpus.Files(t, c.dir, c.suff...) {
-			base := filepath.Base(path)
-			w, ok := corpusWants[base]
-			wp, okp := corpusProducers[base]
-			if !ok && !okp {
-				continue
+	keep := func(base string) bool {
+		_, ok := corpusWants[base]
+		_, okp := corpusProducers[base]
+		return ok || okp
+	}
+	seen := detectortest.CorpusTraces[importers.Options](t, nsys.New(), kineto.New(), keep, func(base string, tr *model.Trace) {
+		if wp, ok := corpusProducers[base]; ok {
+			if got := detectors.DetectProducer(tr); got.Producer != wp {
+				t.Errorf("%s: producer %v (%s), want %v", base, got.Producer, got.Why, wp)
 			}
-			seen++
-			tr, err := c.imp.Import(context.Background(), path, importers.Options{})
-			if err != nil {
-				t.Fatalf("%s: %v", base, err)
-			}
-			if okp {
-				if got := detectors.DetectProducer(tr); got.Producer != wp {
-					t.Errorf("%s: producer %v (%s), want %v", base, got.Producer, got.Why, wp)
-				}
-			}
-			if !ok {
-				continue
-			}
-			res := detectors.Run(fixture.Set(tr), []*detectors.Detector{Detector}, detectors.Config{})
-			switch {
-			case w.sev < 0 && len(res.Findings) > 0:
-				t.Errorf("%s (%s): want quiet, got %s", base, w.why, res.Findings[0].Title)
-			case w.sev >= 0 && (len(res.Findings) != 1 || res.Findings[0].Severity != w.sev):
-				t.Errorf("%s (%s): want one %v finding, got %+v", base, w.why, w.sev, res.Findings)
-			case w.sev >= 0 && w.starved >= 0 && metric(res.Findings[0], "starved_gap_count") != float64(w.starved):
-				t.Errorf("%s: starved gaps %v, want %d", base, metric(res.Findings[0], "starved_gap_count"), w.starved)
-			case w.sev >= 0 && strings.Contains(res.Findings[0].Recommendation, "cudaStreamBeginCapture"):
-				t.Errorf("%s: PyTorch trace got native CUDA advice", base)
-			}
-			if w.sev < 0 && w.starved == 0 {
-				for _, d := range Analyze(tr, 50*model.Microsecond) {
-					if d.StarvedCount != 0 {
-						t.Errorf("%s: device %d: %d starved gaps, want 0", base, d.Device, d.StarvedCount)
-					}
-				}
-			}
-			if base == "hta-ns-resolution-rank0.pt.trace.json.gz" {
-				// HTA's queue_length_summary for stream 7 (the only stream):
-				// max 1022, mean 812.4 over its change points. We count
-				// every linked activity (HTA drops the last step's).
-				f := Analyze(tr, 50*model.Microsecond)[0].Feed
-				if f.QueueMax != 1022 || math.Abs(f.QueueSampleMean-812.4)/812.4 > 0.05 {
-					t.Errorf("queue max %d, sample mean %.1f; HTA: 1022, 812.4", f.QueueMax, f.QueueSampleMean)
+		}
+		w, ok := corpusWants[base]
+		if !ok {
+			return
+		}
+		res := detectors.Run(fixture.Set(tr), []*detectors.Detector{Detector}, detectors.Config{})
+		switch {
+		case w.sev < 0 && len(res.Findings) > 0:
+			t.Errorf("%s (%s): want quiet, got %s", base, w.why, res.Findings[0].Title)
+		case w.sev >= 0 && (len(res.Findings) != 1 || res.Findings[0].Severity != w.sev):
+			t.Errorf("%s (%s): want one %v finding, got %+v", base, w.why, w.sev, res.Findings)
+		case w.sev >= 0 && w.starved >= 0 && metric(res.Findings[0], "starved_gap_count") != float64(w.starved):
+			t.Errorf("%s: starved gaps %v, want %d", base, metric(res.Findings[0], "starved_gap_count"), w.starved)
+		case w.sev >= 0 && strings.Contains(res.Findings[0].Recommendation, "cudaStreamBeginCapture"):
+			t.Errorf("%s: PyTorch trace got native CUDA advice", base)
+		}
+		if w.sev < 0 && w.starved == 0 {
+			for _, d := range Analyze(tr, 50*model.Microsecond) {
+				if d.StarvedCount != 0 {
+					t.Errorf("%s: device %d: %d starved gaps, want 0", base, d.Device, d.StarvedCount)
 				}
 			}
 		}
-	}
+		if base == "hta-ns-resolution-rank0.pt.trace.json.gz" {
+			// HTA's queue_length_summary for stream 7 (the only stream):
+			// max 1022, mean 812.4 over its change points. We count
+			// every linked activity (HTA drops the last step's).
+			f := Analyze(tr, 50*model.Microsecond)[0].Feed
+			if f.QueueMax != 1022 || math.Abs(f.QueueSampleMean-812.4)/812.4 > 0.05 {
+				t.Errorf("queue max %d, sample mean %.1f; HTA: 1022, 812.4", f.QueueMax, f.QueueSampleMean)
+			}
+		}
+	})
 	names := map[string]bool{}
 	for n := range corpusWants {
 		names[n] = true

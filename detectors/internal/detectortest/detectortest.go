@@ -4,8 +4,9 @@
 // reason, the expected number of findings) is checked here; the rule's test
 // checks its own findings.
 //
-// It does not import package testing: RunCases takes any value with the
-// methods of *testing.T it needs, so that only test files import testing.
+// RunCases takes any value with the methods of *testing.T it needs, so
+// that subtests receive the caller's test type. CorpusTraces runs a rule's
+// checks over the real traces of the shared corpus.
 package detectortest
 
 import (
