@@ -203,7 +203,7 @@ func finding(t *model.Trace, d *Device, sev model.Severity, minGap model.Duratio
 		Title: fmt.Sprintf("%s%s launch-bound: %.1f%% idle in %d short gaps with an empty launch queue (median kernel %s)",
 			rank, devName, share, d.StarvedCount, d.KernelP50),
 		Message:        msg,
-		Recommendation: Recommendation(prod),
+		Recommendation: detectors.LaunchBoundAdvice(prod),
 		Confidence:     model.Measured,
 		Metrics: []model.Metric{
 			{Name: "starved_idle_pct", Value: detectors.Round2(share), Unit: "%", Num: float64(d.StarvedIdle), Den: float64(d.WindowLen)},
@@ -284,6 +284,3 @@ func evidence(t *model.Trace, d *Device, minGap model.Duration) []model.Evidence
 	}
 	return ev
 }
-
-// Recommendation is the advice for a launch-bound device, by producer.
-func Recommendation(p detectors.ProducerInfo) string { return detectors.LaunchBoundAdvice(p) }
