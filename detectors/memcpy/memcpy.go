@@ -118,7 +118,6 @@ func analyze(p *detectors.Pass, t *model.Trace) {
 	}
 	prod := detectors.DetectProducer(t)
 	checkUVM(p, t, span, prod)
-	bi := detectors.NewBlockIdle(t)
 	steady, how := detectors.Steady(t, span, int(p.Param("warmup_steps")), p.Param("warmup_pct"))
 	wall := steady.Len()
 	if wall <= 0 {
@@ -132,7 +131,7 @@ func analyze(p *detectors.Pass, t *model.Trace) {
 	if len(t.APICalls) == 0 {
 		p.NotMeasurable("%s: synchronous copies: the capture has no API calls to tell cudaMemcpy from cudaMemcpyAsync (the other copy checks ran)", t.Path)
 	}
-	s := &scope{t: t, steady: steady, how: how, wall: wall, bi: bi, prod: prod,
+	s := &scope{t: t, steady: steady, how: how, wall: wall, bi: detectors.NewBlockIdle(t), prod: prod,
 		warn: p.Param("warn_pct"), minPct: p.Param("min_pct")}
 	s.reportSync(p, c.sync)
 	s.reportPageable(p, c.page)
