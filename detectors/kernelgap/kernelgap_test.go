@@ -18,8 +18,10 @@ func runOn(t *testing.T, traces ...*model.Trace) detectors.Result {
 	return res
 }
 
-func TestPlantedCauses(t *testing.T) {
-	tr, want := fixture.GapCauses()
+// checkGaps validates tr and checks that Analyze finds exactly the gaps of
+// want, with their causes, on its one device.
+func checkGaps(t *testing.T, tr *model.Trace, want []fixture.ExpectedGap) {
+	t.Helper()
 	if err := tr.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -38,6 +40,11 @@ func TestPlantedCauses(t *testing.T) {
 				fixture.US(w.StartUS), fixture.US(w.EndUS), w.Cause)
 		}
 	}
+}
+
+func TestPlantedCauses(t *testing.T) {
+	tr, want := fixture.GapCauses()
+	checkGaps(t, tr, want)
 	res := runOn(t, tr)
 	if len(res.Findings) != 1 {
 		t.Fatalf("findings: %d", len(res.Findings))
@@ -169,20 +176,7 @@ func TestStepsDecideSeverity(t *testing.T) {
 // competing signal (fixture.GapCausesFull says which).
 func TestPlantedCausesFull(t *testing.T) {
 	tr, want := fixture.GapCausesFull()
-	if err := tr.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	got := Analyze(tr, 50*model.Microsecond, model.Second)
-	if len(got) != 1 || len(got[0].Gaps) != len(want) {
-		t.Fatalf("got %+v", got)
-	}
-	for i, w := range want {
-		g := got[0].Gaps[i]
-		if g.Start != fixture.US(w.StartUS) || g.End != fixture.US(w.EndUS) || g.Cause.String() != w.Cause {
-			t.Errorf("gap %d: got [%d,%d) %s (%s), want [%d,%d) %s", i, g.Start, g.End, g.Cause, g.Detail,
-				fixture.US(w.StartUS), fixture.US(w.EndUS), w.Cause)
-		}
-	}
+	checkGaps(t, tr, want)
 	res := runOn(t, tr)
 	if len(res.Findings) != 1 {
 		t.Fatalf("findings: %d", len(res.Findings))
