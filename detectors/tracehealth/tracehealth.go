@@ -51,17 +51,18 @@ func run(p *detectors.Pass) error {
 		var gaps []string
 		sev := model.SevInfo
 		hasGPU := t.Caps.Has(model.CapKernels) || t.Caps.Has(model.CapMemOps)
+		launches, kernelLaunches := countLaunches(t)
 		switch {
 		case !hasGPU && t.Caps.Has(model.CapAccelOnly):
 			gaps = append(gaps, "no GPU activity: the device activity is of a non-GPU accelerator")
 		case !hasGPU:
-			g, warn := noGPUActivity(t)
+			g, warn := noGPUActivity(t, launches)
 			gaps = append(gaps, g)
 			if warn {
 				sev = model.SevWarning
 			}
 		default:
-			if g := partialLoss(t); g != "" {
+			if g := partialLoss(t, kernelLaunches); g != "" {
 				gaps = append(gaps, g)
 			}
 		}
@@ -77,7 +78,6 @@ func run(p *detectors.Pass) error {
 		if len(t.Warnings) >= warnAt {
 			sev = model.SevWarning
 		}
-		launches, _ := countLaunches(t)
 		notes := append([]string(nil), t.Caps.Notes...)
 		if len(gaps) == 0 && len(notes) == 0 && len(t.Warnings) == 0 {
 			continue // a complete, clean capture: nothing to say
@@ -146,10 +146,10 @@ func countLaunches(t *model.Trace) (work, kernels int) {
 // noGPUActivity says why a capture has no device activity, from its host
 // calls: a CPU-only capture only when nothing was launched; launches without
 // device records mean the records were lost; CUDA calls that launched
-// nothing mean the capture ended during initialisation. warn is set when
-// records were lost.
-func noGPUActivity(t *model.Trace) (gap string, warn bool) {
-	work, _ := countLaunches(t)
+// nothing mean the capture ended during initialisation. work is the count
+// of work-submitting calls (countLaunches). warn is set when records were
+// lost.
+func noGPUActivity(t *model.Trace, work int) (gap string, warn bool) {
 	switch {
 	case work > 0:
 		return fmt.Sprintf("device activity records lost (%d launches, 0 kernels): GPU work was launched but none of it was recorded; likely the CUPTI activity buffers overflowed or were not flushed (the capture or process ended early, e.g. killed or no cudaProfilerStop / cuptiActivityFlushAll), or GPU activity tracing was disabled (nsys --trace without cuda, CUPTI activity kinds off); GPU utilisation and kernel gaps are not measurable", work), true
@@ -161,8 +161,7 @@ func noGPUActivity(t *model.Trace) (gap string, warn bool) {
 
 // partialLoss notes a capture that recorded far fewer kernels than kernel
 // launches (graph launches excluded: one launch runs many kernels).
-func partialLoss(t *model.Trace) string {
-	_, launches := countLaunches(t)
+func partialLoss(t *model.Trace, launches int) string {
 	plain := 0
 	for i := range t.Kernels {
 		if t.Kernels[i].GraphID == 0 {
