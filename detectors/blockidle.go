@@ -55,11 +55,15 @@ func (b *BlockIdle) Teardown(s model.Time) bool { return s >= b.End }
 // Idle returns the GPU idle time with an empty queue during [s, e) for the
 // process of thread th.
 func (b *BlockIdle) Idle(th model.ThreadID, s, e model.Time) model.Duration {
-	pid := int64(AllScopes)
-	if th != model.NoThread {
-		pid = b.t.Thread(th).PID
+	return b.idx.GPUIdle(b.pid(th), s, e)
+}
+
+// pid is the process of thread th, or AllScopes for no thread.
+func (b *BlockIdle) pid(th model.ThreadID) int64 {
+	if th == model.NoThread {
+		return AllScopes
 	}
-	return b.idx.GPUIdle(pid, s, e)
+	return b.t.Thread(th).PID
 }
 
 // Total returns the GPU idle time during the union of the blocks, per
@@ -67,10 +71,7 @@ func (b *BlockIdle) Idle(th model.ThreadID, s, e model.Time) model.Duration {
 func (b *BlockIdle) Total(blocks map[model.ThreadID][]model.Interval) model.Duration {
 	byPID := map[int64][]model.Interval{}
 	for th, ivs := range blocks {
-		pid := int64(AllScopes)
-		if th != model.NoThread {
-			pid = b.t.Thread(th).PID
-		}
+		pid := b.pid(th)
 		byPID[pid] = append(byPID[pid], ivs...)
 	}
 	var d model.Duration
