@@ -14,12 +14,14 @@ import (
 type contextIndex struct {
 	t      *model.Trace
 	ranges map[model.ThreadID][]int32 // t.Ranges order: start ascending
-	calls  map[model.ThreadID][]int32
+	calls  map[model.ThreadID][]int32 // API calls, shared with hostIndex.calls
 	os     map[model.ThreadID][]int32 // OS runtime calls
 }
 
-func newContextIndex(t *model.Trace) *contextIndex {
-	c := &contextIndex{t: t, ranges: map[model.ThreadID][]int32{}, calls: map[model.ThreadID][]int32{}, os: map[model.ThreadID][]int32{}}
+// newContextIndex indexes t's ranges and OS calls; calls is the API calls
+// per thread in start order (hostIndex.calls).
+func newContextIndex(t *model.Trace, calls map[model.ThreadID][]int32) *contextIndex {
+	c := &contextIndex{t: t, ranges: map[model.ThreadID][]int32{}, calls: calls, os: map[model.ThreadID][]int32{}}
 	for i := range t.OSCalls {
 		o := &t.OSCalls[i]
 		c.os[o.Thread] = append(c.os[o.Thread], int32(i))
@@ -32,10 +34,6 @@ func newContextIndex(t *model.Trace) *contextIndex {
 				c.ranges[r.Thread] = append(c.ranges[r.Thread], int32(i))
 			}
 		}
-	}
-	for i := range t.APICalls {
-		a := &t.APICalls[i]
-		c.calls[a.Thread] = append(c.calls[a.Thread], int32(i))
 	}
 	return c
 }

@@ -97,6 +97,12 @@ type DeviceGaps struct {
 // of t; stretches of at least outsideMin without CUDA calls or ranges are
 // outside-workload.
 func Analyze(t *model.Trace, minGap, outsideMin model.Duration) []DeviceGaps {
+	out, _ := analyze(t, minGap, outsideMin)
+	return out
+}
+
+// analyze is Analyze, also returning the host index it attributed with.
+func analyze(t *model.Trace, minGap, outsideMin model.Duration) ([]DeviceGaps, *hostIndex) {
 	ctx := newHostIndex(t, outsideMin)
 	ids, byDev := detectors.ByDevice(withoutUVM(t, detectors.Activities(t)))
 	var out []DeviceGaps
@@ -123,7 +129,7 @@ func Analyze(t *model.Trace, minGap, outsideMin model.Duration) []DeviceGaps {
 		dg.Span.End = end
 		out = append(out, dg)
 	}
-	return out
+	return out, ctx
 }
 
 // withoutUVM drops unified-memory migrations from acts: they are not work

@@ -25,13 +25,14 @@ func run(p *detectors.Pass) error {
 		}
 		var prod detectors.ProducerInfo
 		var ctx *contextIndex
-		for _, dg := range Analyze(t, minGap, outsideMin) {
+		dgs, host := analyze(t, minGap, outsideMin)
+		for _, dg := range dgs {
 			if len(dg.Gaps) == 0 {
 				continue
 			}
 			if ctx == nil {
 				prod = detectors.DetectProducer(t)
-				ctx = newContextIndex(t)
+				ctx = newContextIndex(t, host.calls)
 			}
 			p.Report(finding(t, dg, minGap, th, prod, ctx))
 		}
