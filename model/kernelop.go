@@ -74,6 +74,23 @@ func ClassifyOp(name string) KernelOp {
 	return OpOther
 }
 
+// KernelOps classifies every kernel of t by ClassifyOp, once per name; the
+// result is indexed like t.Kernels.
+func KernelOps(t *Trace) []KernelOp {
+	cache := map[StringID]KernelOp{}
+	out := make([]KernelOp, len(t.Kernels))
+	for i := range t.Kernels {
+		id := t.Kernels[i].Name
+		op, ok := cache[id]
+		if !ok {
+			op = ClassifyOp(t.Str(id))
+			cache[id] = op
+		}
+		out[i] = op
+	}
+	return out
+}
+
 // attentionBackends name fused attention implementations by kernel name,
 // first match wins.
 var attentionBackends = []struct {
