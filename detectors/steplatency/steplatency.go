@@ -126,11 +126,7 @@ func median(sel []*model.Step) float64 {
 }
 
 func ev(rs rankSteps, s *model.Step, note string) model.Evidence {
-	th := int64(-1)
-	if s.Thread != model.NoThread {
-		th = rs.t.Thread(s.Thread).TID
-	}
-	return model.Evidence{Rank: rs.t.Rank, Device: model.NoDevice, Stream: model.NoStream, Thread: th, Start: s.Start, End: max(s.End, s.GPUEnd), Note: note}
+	return model.Evidence{Rank: rs.t.Rank, Device: model.NoDevice, Stream: model.NoStream, Thread: detectors.TID(rs.t, s.Thread), Start: s.Start, End: max(s.End, s.GPUEnd), Note: note}
 }
 
 func outliers(p *detectors.Pass, rs rankSteps, ph model.StepPhase, sel []*model.Step) {
