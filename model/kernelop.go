@@ -3,6 +3,7 @@ package model
 import (
 	"regexp"
 	"strconv"
+	"strings"
 )
 
 // KernelOp is what a compute kernel does, finer than KernelClass: the
@@ -149,17 +150,7 @@ func GEMMOf(name string) GEMMInfo {
 	} else if m := gemmArchCL.FindStringSubmatch(name); m != nil {
 		g.Arch, _ = strconv.Atoi(m[1])
 	} else if m := gemmArchNm.FindStringSubmatch(name); m != nil {
-		g.Arch = archNames[lower(m[2])]
+		g.Arch = archNames[strings.ToLower(m[2])]
 	}
 	return g
-}
-
-func lower(s string) string {
-	b := []byte(s)
-	for i, c := range b {
-		if c >= 'A' && c <= 'Z' {
-			b[i] = c + 32
-		}
-	}
-	return string(b)
 }
