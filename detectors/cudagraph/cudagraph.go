@@ -115,12 +115,12 @@ func eagerDecode(p *detectors.Pass, t *model.Trace, replayed func(*model.Kernel)
 	if len(dec) < int(p.Param("min_steps")) {
 		return
 	}
-	first, last := dec[0].Start, max(dec[len(dec)-1].End, dec[len(dec)-1].GPUEnd)
+	first, last := dec[0].Start, dec[len(dec)-1].WindowEnd()
 	var eager, total int64
 	var durs []int64
 	for i := range t.Kernels {
 		k := &t.Kernels[i]
-		if k.Start < first || k.Start > last || !inStep(dec, k.Start) {
+		if k.Start < first || k.Start > last || model.StepAt(dec, k.Start) == nil {
 			continue
 		}
 		total++
@@ -157,10 +157,4 @@ func eagerDecode(p *detectors.Pass, t *model.Trace, replayed func(*model.Kernel)
 		Metrics: []model.Metric{{Name: "eager_kernel_pct", Value: eagerPct, Unit: "%"}, {Name: "median_kernel_ns", Value: med, Unit: "ns"},
 			{Name: "idle_pct", Value: idlePct, Unit: "%", Num: float64(idle), Den: float64(window)}, {Name: "est_saving_ns", Value: float64(idle), Unit: "ns"}},
 		Evidence: []model.Evidence{{Rank: t.Rank, Device: model.NoDevice, Stream: model.NoStream, Thread: -1, Start: first, End: last, Note: fmt.Sprintf("%d decode steps", len(dec))}}})
-}
-
-// inStep reports whether at falls in the GPU window of one of steps (sorted by start).
-func inStep(steps []model.Step, at model.Time) bool {
-	i := sort.Search(len(steps), func(i int) bool { return steps[i].Start > at }) - 1
-	return i >= 0 && at <= max(steps[i].End, steps[i].GPUEnd)
 }
