@@ -90,14 +90,15 @@ func run(p *detectors.Pass) error {
 		}
 		name := filepath.Base(t.Path)
 		if launches > 0 || nGraph > 0 {
+			share := detectors.Pct(float64(graphTime), float64(all))
 			msg := fmt.Sprintf("%s: %d graph launch(es) replayed %d kernels, %.1f%% of kernel time (%s); gaps between replayed kernels are not host launch overhead.",
-				name, launches, nGraph, 100*float64(graphTime)/float64(max(all, 1)), graphTime)
+				name, launches, nGraph, share, graphTime)
 			if coarse > 0 {
 				msg += fmt.Sprintf(" %d of them are whole-graph spans (nsys --cuda-graph-trace=graph) that hide the time of each kernel inside; capture with --cuda-graph-trace=node to see it.", coarse)
 			}
 			p.Report(model.Finding{Severity: model.SevInfo, Title: "CUDA graph replays", Message: msg,
 				Metrics: []model.Metric{{Name: "graph_launches", Value: float64(launches), Unit: "count"}, {Name: "graph_kernels", Value: float64(nGraph), Unit: "count"},
-					{Name: "graph_kernel_pct", Value: 100 * float64(graphTime) / float64(max(all, 1)), Unit: "%"}}})
+					{Name: "graph_kernel_pct", Value: share, Unit: "%"}}})
 		}
 		eagerDecode(p, t, replayed)
 	}
