@@ -11,13 +11,13 @@ import (
 
 // devMem is what one device's allocator events say.
 type devMem struct {
-	dev                model.DeviceID
-	peakAlloc, peakRes int64
-	gapAtPeak          int64 // reserved − allocated when reserved peaked
-	peakResTime        model.Time
-	hasReserved        bool // Kineto: the caching allocator's reserved total
-	grow, shrink       int  // reserved (Kineto) or in-use (nsys) increases / decreases in the steady state
-	first, last        model.Time
+	dev          model.DeviceID
+	peakRes      int64
+	gapAtPeak    int64 // reserved − allocated when reserved peaked
+	peakResTime  model.Time
+	hasReserved  bool // Kineto: the caching allocator's reserved total
+	grow, shrink int  // reserved (Kineto) or in-use (nsys) increases / decreases in the steady state
+	first, last  model.Time
 }
 
 // traceMemory reads allocator events of timeline traces: Kineto [memory]
@@ -54,7 +54,6 @@ func collectMem(p *detectors.Pass, t *model.Trace) []*devMem {
 			byDev[e.Device] = d
 		}
 		d.last = e.Time
-		d.peakAlloc = max(d.peakAlloc, e.TotalAllocated)
 		res := e.TotalReserved
 		if res >= 0 {
 			d.hasReserved = true
