@@ -63,17 +63,15 @@ func run(p *detectors.Pass) error {
 		if len(t.Kernels) == 0 {
 			continue
 		}
-		graphCorr := map[[2]int64]bool{}
 		var launches int64
 		for i := range t.APICalls {
-			c := &t.APICalls[i]
-			if c.Class == model.APIGraphLaunch {
+			if t.APICalls[i].Class == model.APIGraphLaunch {
 				launches++
-				graphCorr[[2]int64{int64(c.CorrScope), c.Correlation}] = true
 			}
 		}
+		graphs := detectors.IndexAPI(t, func(c *model.APICall) bool { return c.Class == model.APIGraphLaunch })
 		replayed := func(k *model.Kernel) bool {
-			return k.GraphID != 0 || k.Correlation != 0 && graphCorr[[2]int64{int64(k.CorrScope), k.Correlation}]
+			return k.GraphID != 0 || graphs.Lookup(detectors.CorrKey{Scope: k.CorrScope, Corr: k.Correlation}) >= 0
 		}
 		var nGraph, coarse int64
 		var graphTime, all model.Duration
