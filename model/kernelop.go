@@ -3,6 +3,7 @@ package model
 import (
 	"regexp"
 	"strconv"
+	"strings"
 )
 
 // KernelOp is what a compute kernel does, finer than KernelClass: the
@@ -74,6 +75,23 @@ func ClassifyOp(name string) KernelOp {
 	return OpOther
 }
 
+// KernelOps classifies every kernel of t by ClassifyOp, once per name; the
+// result is indexed like t.Kernels.
+func KernelOps(t *Trace) []KernelOp {
+	cache := map[StringID]KernelOp{}
+	out := make([]KernelOp, len(t.Kernels))
+	for i := range t.Kernels {
+		id := t.Kernels[i].Name
+		op, ok := cache[id]
+		if !ok {
+			op = ClassifyOp(t.Str(id))
+			cache[id] = op
+		}
+		out[i] = op
+	}
+	return out
+}
+
 // attentionBackends name fused attention implementations by kernel name,
 // first match wins.
 var attentionBackends = []struct {
@@ -132,17 +150,7 @@ func GEMMOf(name string) GEMMInfo {
 	} else if m := gemmArchCL.FindStringSubmatch(name); m != nil {
 		g.Arch, _ = strconv.Atoi(m[1])
 	} else if m := gemmArchNm.FindStringSubmatch(name); m != nil {
-		g.Arch = archNames[lower(m[2])]
+		g.Arch = archNames[strings.ToLower(m[2])]
 	}
 	return g
-}
-
-func lower(s string) string {
-	b := []byte(s)
-	for i, c := range b {
-		if c >= 'A' && c <= 'Z' {
-			b[i] = c + 32
-		}
-	}
-	return string(b)
 }

@@ -66,3 +66,20 @@ func TestGEMMOf(t *testing.T) {
 		}
 	}
 }
+
+func TestKernelOpsIndexedLikeKernels(t *testing.T) {
+	tr := NewTrace("k.json", FormatKineto)
+	for _, n := range []string{"sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n", "flash_fwd_kernel", "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n", "ncclDevKernel_AllReduce_Sum_bf16_RING_LL"} {
+		tr.Kernels = append(tr.Kernels, Kernel{Name: tr.Intern(n)})
+	}
+	got := KernelOps(tr)
+	want := []KernelOp{OpGEMM, OpAttention, OpGEMM, OpComm}
+	if len(got) != len(want) {
+		t.Fatalf("%v", got)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("kernel %d: %v, want %v", i, got[i], want[i])
+		}
+	}
+}

@@ -36,9 +36,16 @@ type Step struct {
 // Wall is the step's host duration.
 func (s *Step) Wall() Duration { return s.End.Sub(s.Start) }
 
-// Window is the step's GPU window: from its start to the later of its end
-// and its last GPU activity.
-func (s *Step) Window() Duration { return max(s.End, s.GPUEnd).Sub(s.Start) }
+// WindowEnd is the end of the step's GPU window: the later of its end and
+// its last GPU activity.
+func (s *Step) WindowEnd() Time { return max(s.End, s.GPUEnd) }
+
+// Window is the step's GPU window: from its start to WindowEnd.
+func (s *Step) Window() Duration { return s.WindowEnd().Sub(s.Start) }
+
+// StepAt returns the step of steps (sorted by start) whose GPU window holds
+// at, or nil.
+func StepAt(steps []Step, at Time) *Step { return stepAt(steps, at) }
 
 // Time is the step's latency. For engine steps it is the GPU window, so
 // that a step whose host range returns before the GPU finishes (graph

@@ -62,17 +62,12 @@ func run(p *detectors.Pass) error {
 		}
 		var all, softmax, bmm, fused model.Duration
 		backends := map[string]model.Duration{}
-		ops := map[model.StringID]model.KernelOp{}
+		ops := model.KernelOps(t)
 		for i := range t.Kernels {
 			k := &t.Kernels[i]
 			d := k.End.Sub(k.Start)
 			all += d
-			op, ok := ops[k.Name]
-			if !ok {
-				op = model.ClassifyOp(t.Str(k.Name))
-				ops[k.Name] = op
-			}
-			switch op {
+			switch ops[i] {
 			case model.OpAttention:
 				fused += d
 				backends[model.AttentionBackend(t.Str(k.Name))] += d

@@ -63,17 +63,15 @@ func run(p *detectors.Pass) error {
 		if len(t.Kernels) == 0 {
 			continue
 		}
-		graphCorr := map[[2]int64]bool{}
 		var launches int64
 		for i := range t.APICalls {
-			c := &t.APICalls[i]
-			if c.Class == model.APIGraphLaunch {
+			if t.APICalls[i].Class == model.APIGraphLaunch {
 				launches++
-				graphCorr[[2]int64{int64(c.CorrScope), c.Correlation}] = true
 			}
 		}
+		graphs := detectors.IndexAPI(t, func(c *model.APICall) bool { return c.Class == model.APIGraphLaunch })
 		replayed := func(k *model.Kernel) bool {
-			return k.GraphID != 0 || k.Correlation != 0 && graphCorr[[2]int64{int64(k.CorrScope), k.Correlation}]
+			return k.GraphID != 0 || graphs.Lookup(detectors.CorrKey{Scope: k.CorrScope, Corr: k.Correlation}) >= 0
 		}
 		var nGraph, coarse int64
 		var graphTime, all model.Duration
@@ -90,14 +88,15 @@ func run(p *detectors.Pass) error {
 		}
 		name := filepath.Base(t.Path)
 		if launches > 0 || nGraph > 0 {
+			share := detectors.Pct(float64(graphTime), float64(all))
 			msg := fmt.Sprintf("%s: %d graph launch(es) replayed %d kernels, %.1f%% of kernel time (%s); gaps between replayed kernels are not host launch overhead.",
-				name, launches, nGraph, 100*float64(graphTime)/float64(max(all, 1)), graphTime)
+				name, launches, nGraph, share, graphTime)
 			if coarse > 0 {
 				msg += fmt.Sprintf(" %d of them are whole-graph spans (nsys --cuda-graph-trace=graph) that hide the time of each kernel inside; capture with --cuda-graph-trace=node to see it.", coarse)
 			}
 			p.Report(model.Finding{Severity: model.SevInfo, Title: "CUDA graph replays", Message: msg,
 				Metrics: []model.Metric{{Name: "graph_launches", Value: float64(launches), Unit: "count"}, {Name: "graph_kernels", Value: float64(nGraph), Unit: "count"},
-					{Name: "graph_kernel_pct", Value: 100 * float64(graphTime) / float64(max(all, 1)), Unit: "%"}}})
+					{Name: "graph_kernel_pct", Value: share, Unit: "%"}}})
 		}
 		eagerDecode(p, t, replayed)
 	}
@@ -115,12 +114,12 @@ func eagerDecode(p *detectors.Pass, t *model.Trace, replayed func(*model.Kernel)
 	if len(dec) < int(p.Param("min_steps")) {
 		return
 	}
-	first, last := dec[0].Start, max(dec[len(dec)-1].End, dec[len(dec)-1].GPUEnd)
+	first, last := dec[0].Start, dec[len(dec)-1].WindowEnd()
 	var eager, total int64
 	var durs []int64
 	for i := range t.Kernels {
 		k := &t.Kernels[i]
-		if k.Start < first || k.Start > last || !inStep(dec, k.Start) {
+		if k.Start < first || k.Start > last || model.StepAt(dec, k.Start) == nil {
 			continue
 		}
 		total++
@@ -157,10 +156,4 @@ func eagerDecode(p *detectors.Pass, t *model.Trace, replayed func(*model.Kernel)
 		Metrics: []model.Metric{{Name: "eager_kernel_pct", Value: eagerPct, Unit: "%"}, {Name: "median_kernel_ns", Value: med, Unit: "ns"},
 			{Name: "idle_pct", Value: idlePct, Unit: "%", Num: float64(idle), Den: float64(window)}, {Name: "est_saving_ns", Value: float64(idle), Unit: "ns"}},
 		Evidence: []model.Evidence{{Rank: t.Rank, Device: model.NoDevice, Stream: model.NoStream, Thread: -1, Start: first, End: last, Note: fmt.Sprintf("%d decode steps", len(dec))}}})
-}
-
-// inStep reports whether at falls in the GPU window of one of steps (sorted by start).
-func inStep(steps []model.Step, at model.Time) bool {
-	i := sort.Search(len(steps), func(i int) bool { return steps[i].Start > at }) - 1
-	return i >= 0 && at <= max(steps[i].End, steps[i].GPUEnd)
 }

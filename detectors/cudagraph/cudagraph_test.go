@@ -40,3 +40,19 @@ func TestCleanGraphDecode(t *testing.T) {
 		t.Errorf("graph kernels %v", m.Value)
 	}
 }
+
+// Kineto gives replayed kernels no graph id: they are found by the
+// correlation id of their cudaGraphLaunch.
+func TestGraphKernelsByCorrelation(t *testing.T) {
+	tr := fixture.Inference("graph.json", decode(true))
+	for i := range tr.Kernels {
+		tr.Kernels[i].GraphID = 0
+	}
+	res := analyse(t, tr)
+	if len(res.Findings) != 1 || res.Findings[0].Title != "CUDA graph replays" {
+		t.Fatalf("%+v", res.Findings)
+	}
+	if m, _ := res.Findings[0].Metric("graph_kernels"); m.Value != 400 {
+		t.Errorf("graph kernels %v", m.Value)
+	}
+}

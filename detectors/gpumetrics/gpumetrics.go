@@ -217,10 +217,8 @@ func evidence(t *model.Trace, d *devStats, steady model.Interval, note string) [
 }
 
 func devName(t *model.Trace, dev model.DeviceID) string {
-	for _, d := range t.Devices {
-		if d.ID == dev && d.Name != "" {
-			return fmt.Sprintf("GPU %d (%s)", dev, d.Name)
-		}
+	if d, ok := t.Device(dev); ok && d.Name != "" {
+		return fmt.Sprintf("GPU %d (%s)", dev, d.Name)
 	}
 	if dev == model.NoDevice {
 		return "GPU ?"

@@ -11,15 +11,13 @@ import (
 
 // devMem is what one device's allocator events say.
 type devMem struct {
-	dev                      model.DeviceID
-	n                        int
-	peakAlloc, peakRes       int64
-	gapAtPeak                int64 // reserved − allocated when reserved peaked
-	peakResTime              model.Time
-	hasReserved              bool // Kineto: the caching allocator's reserved total
-	grow, shrink             int  // reserved (Kineto) or in-use (nsys) increases / decreases in the steady state
-	steadyAllocs, steadyFree int
-	first, last              model.Time
+	dev          model.DeviceID
+	peakRes      int64
+	gapAtPeak    int64 // reserved − allocated when reserved peaked
+	peakResTime  model.Time
+	hasReserved  bool // Kineto: the caching allocator's reserved total
+	grow, shrink int  // reserved (Kineto) or in-use (nsys) increases / decreases in the steady state
+	first, last  model.Time
 }
 
 // traceMemory reads allocator events of timeline traces: Kineto [memory]
@@ -33,28 +31,20 @@ func traceMemory(p *detectors.Pass, t *model.Trace) bool {
 	}
 	name := filepath.Base(t.Path)
 	for _, d := range devs {
-		judgeMem(p, t, d, capacityOf(t, d.dev), name)
+		dev, _ := t.Device(d.dev)
+		judgeMem(p, t, d, dev.MemoryBytes, name)
 	}
 	return true
-}
-
-func capacityOf(t *model.Trace, dev model.DeviceID) int64 {
-	for _, d := range t.Devices {
-		if d.ID == dev {
-			return d.MemoryBytes
-		}
-	}
-	return 0
 }
 
 func collectMem(p *detectors.Pass, t *model.Trace) []*devMem {
 	byDev := map[model.DeviceID]*devMem{}
 	var span model.Interval
-	for i, e := range t.MemEvents {
+	for _, e := range t.MemEvents {
 		if e.Device == model.NoDevice || e.Device < 0 {
 			continue
 		}
-		if len(byDev) == 0 && i >= 0 && span.End == 0 {
+		if len(byDev) == 0 {
 			span = model.Interval{Start: e.Time, End: e.Time}
 		}
 		span.Start, span.End = min(span.Start, e.Time), max(span.End, e.Time)
@@ -63,9 +53,7 @@ func collectMem(p *detectors.Pass, t *model.Trace) []*devMem {
 			d = &devMem{dev: e.Device, first: e.Time}
 			byDev[e.Device] = d
 		}
-		d.n++
 		d.last = e.Time
-		d.peakAlloc = max(d.peakAlloc, e.TotalAllocated)
 		res := e.TotalReserved
 		if res >= 0 {
 			d.hasReserved = true
@@ -103,11 +91,6 @@ func collectMem(p *detectors.Pass, t *model.Trace) []*devMem {
 			d.grow++
 		case level < last:
 			d.shrink++
-		}
-		if e.Bytes > 0 {
-			d.steadyAllocs++
-		} else if e.Bytes < 0 {
-			d.steadyFree++
 		}
 	}
 	out := make([]*devMem, 0, len(byDev))

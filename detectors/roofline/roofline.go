@@ -90,6 +90,8 @@ type opTime struct {
 func analyse(p *detectors.Pass, t *model.Trace) {
 	byExt := map[int64]*opTime{}
 	var all model.Duration
+	ops := model.KernelOps(t)
+	tensorCore := map[model.StringID]bool{}
 	for i := range t.Kernels {
 		k := &t.Kernels[i]
 		all += k.End.Sub(k.Start)
@@ -102,10 +104,14 @@ func analyse(p *detectors.Pass, t *model.Trace) {
 			byExt[k.ExternalID] = o
 		}
 		o.time += k.End.Sub(k.Start)
-		name := t.Str(k.Name)
-		if model.ClassifyOp(name) == model.OpGEMM {
+		if ops[i] == model.OpGEMM {
+			tc, ok := tensorCore[k.Name]
+			if !ok {
+				tc = model.GEMMOf(t.Str(k.Name)).TensorCore
+				tensorCore[k.Name] = tc
+			}
 			o.gemm = true
-			o.tc = o.tc || model.GEMMOf(name).TensorCore
+			o.tc = o.tc || tc
 		}
 	}
 	for i := range t.MemOps {

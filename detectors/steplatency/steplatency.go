@@ -126,11 +126,7 @@ func median(sel []*model.Step) float64 {
 }
 
 func ev(rs rankSteps, s *model.Step, note string) model.Evidence {
-	th := int64(-1)
-	if s.Thread != model.NoThread {
-		th = rs.t.Thread(s.Thread).TID
-	}
-	return model.Evidence{Rank: rs.t.Rank, Device: model.NoDevice, Stream: model.NoStream, Thread: th, Start: s.Start, End: max(s.End, s.GPUEnd), Note: note}
+	return model.Evidence{Rank: rs.t.Rank, Device: model.NoDevice, Stream: model.NoStream, Thread: detectors.TID(rs.t, s.Thread), Start: s.Start, End: s.WindowEnd(), Note: note}
 }
 
 func outliers(p *detectors.Pass, rs rankSteps, ph model.StepPhase, sel []*model.Step) {
@@ -192,7 +188,7 @@ func gaps(p *detectors.Pass, rs rankSteps, sel []*model.Step) {
 	sort.Slice(gs, func(i, j int) bool { return gs[i] < gs[j] })
 	med := model.Quantile(gs, 0.5)
 	e := ev(rs, worst, "")
-	e.Start, e.End, e.Note = max(worst.End, worst.GPUEnd), max(worst.End, worst.GPUEnd)+model.Time(worst.IdleBeforeNext), fmt.Sprintf("longest gap after decode step %d: %s", worst.Index, worst.IdleBeforeNext)
+	e.Start, e.End, e.Note = worst.WindowEnd(), worst.WindowEnd()+model.Time(worst.IdleBeforeNext), fmt.Sprintf("longest gap after decode step %d: %s", worst.Index, worst.IdleBeforeNext)
 	p.Report(model.Finding{Severity: sev, Title: "Host time between decode steps",
 		Message: fmt.Sprintf("%s: %.1f%% of the decode loop (%s of %s) is host time between steps, median %s per gap over %d gaps; the GPU waits for the scheduler.",
 			filepath.Base(rs.t.Path), share, idle, busy+idle, model.Duration(med), len(gs)),

@@ -63,36 +63,31 @@ func run(p *detectors.Pass) error {
 				devArch[d.ID] = int(d.ComputeMajor*10 + d.ComputeMinor)
 			}
 		}
-		infos := map[model.StringID]struct {
-			op model.KernelOp
-			g  model.GEMMInfo
-		}{}
+		ops := model.KernelOps(t)
+		gemms := map[model.StringID]model.GEMMInfo{}
 		for i := range t.Kernels {
 			k := &t.Kernels[i]
 			d := k.End.Sub(k.Start)
 			a.all += d
-			inf, ok := infos[k.Name]
-			if !ok {
-				inf.op = model.ClassifyOp(t.Str(k.Name))
-				if inf.op == model.OpGEMM || inf.op == model.OpConv {
-					inf.g = model.GEMMOf(t.Str(k.Name))
-				}
-				infos[k.Name] = inf
-			}
-			if inf.op != model.OpGEMM && inf.op != model.OpConv {
+			if ops[i] != model.OpGEMM && ops[i] != model.OpConv {
 				continue
+			}
+			g, ok := gemms[k.Name]
+			if !ok {
+				g = model.GEMMOf(t.Str(k.Name))
+				gemms[k.Name] = g
 			}
 			a.gemm += d
 			switch {
-			case inf.g.TensorCore:
+			case g.TensorCore:
 				a.tc += d
-			case inf.g.SIMT:
+			case g.SIMT:
 				a.simt += d
 				a.simtNames[t.Str(k.Name)] += d
 			}
-			if arch := devArch[k.Device]; arch > 0 && inf.g.Arch > 0 && inf.g.Arch/10 < arch/10-1 {
+			if arch := devArch[k.Device]; arch > 0 && g.Arch > 0 && g.Arch/10 < arch/10-1 {
 				a.old += d
-				a.oldNames[fmt.Sprintf("sm%d kernel on sm%d", inf.g.Arch, arch)]++
+				a.oldNames[fmt.Sprintf("sm%d kernel on sm%d", g.Arch, arch)]++
 			}
 		}
 		report(p, t, &a)
