@@ -139,3 +139,32 @@ type RankSummary struct {
 	StepP50 Duration
 	Steps   int
 }
+
+// HostSets groups hosts by the set of names each lists (perHost: host →
+// names, repeats allowed; a host with none forms the empty set): one
+// "name<sep>name on host, host" entry per distinct set, names and hosts
+// sorted, entries sorted. More than one entry means the hosts differ (e.g.
+// their NCCL HCAs).
+func HostSets(perHost map[string][]string, sep string) []string {
+	sets := map[string][]string{}
+	for host, names := range perHost {
+		seen := map[string]bool{}
+		var uniq []string
+		for _, n := range names {
+			if !seen[n] {
+				seen[n] = true
+				uniq = append(uniq, n)
+			}
+		}
+		sort.Strings(uniq)
+		k := strings.Join(uniq, sep)
+		sets[k] = append(sets[k], host)
+	}
+	list := make([]string, 0, len(sets))
+	for k, hosts := range sets {
+		sort.Strings(hosts)
+		list = append(list, fmt.Sprintf("%s on %s", k, strings.Join(hosts, ", ")))
+	}
+	sort.Strings(list)
+	return list
+}

@@ -30,7 +30,6 @@ func SplitRanks(t *Trace) []*Trace {
 		k := &t.Kernels[i]
 		if devOf[k.CorrScope] == nil {
 			devOf[k.CorrScope] = map[DeviceID]bool{}
-			comm[k.CorrScope] = IsCommKernelName(t.Str(k.Name))
 		}
 		devOf[k.CorrScope][k.Device] = true
 		if !comm[k.CorrScope] {

@@ -337,7 +337,7 @@ func transportChecks(p *detectors.Pass, j *model.JobLog, name string) int {
 		n++
 	}
 	var sockHosts, fastHosts []string
-	hcaSets := map[string][]string{}
+	hcas := map[string][]string{}
 	for _, h := range j.Hosts {
 		sock, fast := false, false
 		for _, net := range h.Facts.Networks {
@@ -355,10 +355,7 @@ func transportChecks(p *detectors.Pass, j *model.JobLog, name string) int {
 			fastHosts = append(fastHosts, h.Host)
 		}
 		if len(h.HCAs) > 0 {
-			names := append([]string(nil), h.HCAs...)
-			sort.Strings(names)
-			key := strings.Join(names, " ")
-			hcaSets[key] = append(hcaSets[key], h.Host)
+			hcas[h.Host] = h.HCAs
 		}
 	}
 	if len(sockHosts) > 0 && len(fastHosts) > 0 {
@@ -367,15 +364,10 @@ func transportChecks(p *detectors.Pass, j *model.JobLog, name string) int {
 			"Make the IB / OFI plugin usable on every host (libibverbs and the HCAs visible in the container, aws-ofi-nccl installed), then check \"Using network\" again.",
 			model.Metric{Name: "socket_hosts", Value: float64(len(sockHosts)), Unit: "count"})
 	}
-	if len(hcaSets) > 1 {
-		var parts []string
-		for k, hs := range hcaSets {
-			parts = append(parts, fmt.Sprintf("%s on %s", k, strings.Join(hs, ", ")))
-		}
-		sort.Strings(parts)
+	if parts := model.HostSets(hcas, " "); len(parts) > 1 {
 		report("Hosts use different HCAs", "NET/IB device lists differ between hosts: "+strings.Join(parts, "; ")+". Ranks on different rails may cross switches or use a port that is down.",
 			"Set NCCL_IB_HCA identically (e.g. =mlx5_0,mlx5_1) or check with ibstat that the same ports are up on every host.",
-			model.Metric{Name: "hca_sets", Value: float64(len(hcaSets)), Unit: "count"})
+			model.Metric{Name: "hca_sets", Value: float64(len(parts)), Unit: "count"})
 	}
 	var virt []string
 	for _, h := range j.Hosts {

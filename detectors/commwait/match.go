@@ -56,6 +56,8 @@ func Match(traces []*model.Trace) *Matching {
 	perRank := make([]map[matchKey][]commOp, len(traces))
 	useSteps := true
 	noSeq := map[matchKey]bool{} // streams where some collective has no sequence number
+	starts := make([][]model.Time, len(traces))
+	names := make([][]string, len(traces))
 	for r, t := range traces {
 		perRank[r] = map[matchKey][]commOp{}
 		for _, o := range commOps(t) {
@@ -65,14 +67,10 @@ func Match(traces []*model.Trace) *Matching {
 				noSeq[k] = true
 			}
 		}
-		if st, _ := stepRanges(t); len(st) < 2 {
+		starts[r], names[r] = stepRanges(t)
+		if len(starts[r]) < 2 {
 			useSteps = false
 		}
-	}
-	starts := make([][]model.Time, len(traces))
-	names := make([][]string, len(traces))
-	for r, t := range traces {
-		starts[r], names[r] = stepRanges(t)
 	}
 	used := map[string]bool{}
 	cands := pairBy(m, perRank, func(r int, k matchKey, o commOp) string {

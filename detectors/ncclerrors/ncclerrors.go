@@ -172,12 +172,8 @@ func wrongData(p *detectors.Pass, r *model.BenchRun, name, where string, ev []mo
 // no failure line: the log is an excerpt (or was cut), which says nothing
 // about the run itself.
 func incomplete(p *detectors.Pass, r *model.BenchRun, name, where string, ev []model.Evidence) {
-	what := "ends inside the run's header"
-	if len(r.Rows) > 0 {
-		what = fmt.Sprintf("ends after %d table rows (last size %d bytes) without the footer", len(r.Rows), lastSize(r))
-	} else if r.TableHeader {
-		what = "ends after the table header"
-	}
+	// Only called for runs with rows (the caller sends the rest to truncated).
+	what := fmt.Sprintf("ends after %d table rows (last size %d bytes) without the footer", len(r.Rows), lastSize(r))
 	p.Report(model.Finding{
 		Severity:       model.SevInfo,
 		Confidence:     model.Inferred,

@@ -3,7 +3,6 @@ package nccltransport
 import (
 	"fmt"
 	"regexp"
-	"sort"
 	"strings"
 
 	"github.com/tracedx/tracedx/detectors"
@@ -49,36 +48,15 @@ func devices(p *detectors.Pass, f *model.NCCLFacts, name string, ev []model.Evid
 	}
 	// HCAs per host: the union over the host's processes (a process per GPU
 	// may list only its own rail).
-	perHost := map[string]map[string]bool{}
+	perHost := map[string][]string{}
 	for _, hd := range f.HostNetDevices {
 		host, d, ok := strings.Cut(hd, " ")
 		if !ok || !strings.HasPrefix(d, "IB:") {
 			continue
 		}
-		if perHost[host] == nil {
-			perHost[host] = map[string]bool{}
-		}
-		for _, n := range ifNames(d) {
-			perHost[host][n] = true
-		}
+		perHost[host] = append(perHost[host], ifNames(d)...)
 	}
-	sets := map[string][]string{}
-	for host, hcas := range perHost {
-		var names []string
-		for n := range hcas {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		k := strings.Join(names, ",")
-		sets[k] = append(sets[k], host)
-	}
-	if len(sets) > 1 {
-		var list []string
-		for k, hosts := range sets {
-			sort.Strings(hosts)
-			list = append(list, fmt.Sprintf("%s on %s", k, strings.Join(hosts, ", ")))
-		}
-		sort.Strings(list)
+	if list := model.HostSets(perHost, ","); len(list) > 1 {
 		p.Report(model.Finding{
 			Severity:       model.SevWarning,
 			Title:          "Hosts use different HCAs",

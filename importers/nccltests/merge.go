@@ -73,9 +73,11 @@ func runKey(b []byte, r *model.BenchRun) []byte {
 }
 
 // mergeable reports whether a closed run may be folded into another.
-func (m *merger) mergeable(r *model.BenchRun) bool {
-	return !m.failed && r.Footer && !r.Truncated && len(r.Rows) > 0
-}
+func (m *merger) mergeable(r *model.BenchRun) bool { return !m.failed && complete(r) }
+
+// complete says whether a run printed its rows and footer (a run without
+// failure lines that says so may be merged).
+func complete(r *model.BenchRun) bool { return r.Footer && !r.Truncated && len(r.Rows) > 0 }
 
 // closed is called when run i (the last of b.Runs) is finished and derived.
 func (m *merger) closed(b *model.Bench, i int) {
@@ -148,7 +150,7 @@ func (m *merger) compact(b *model.Bench) {
 	out := b.Runs[:0]
 	for i := range b.Runs {
 		r := b.Runs[i]
-		if !failed[i] && r.Footer && !r.Truncated && len(r.Rows) > 0 {
+		if !failed[i] && complete(&r) {
 			m.key = runKey(m.key[:0], &r)
 			k := string(m.key)
 			if j, ok := m.keys[k]; ok {

@@ -205,13 +205,12 @@ func groupNotMeasurable(nms []model.NotMeasurable, set *model.TraceSet) []model.
 		return nms
 	}
 	type group struct {
-		first  int
 		inputs []string
 	}
 	groups := map[model.NotMeasurable]*group{}
 	var keys []model.NotMeasurable
 	var out []model.NotMeasurable
-	for i, n := range nms {
+	for _, n := range nms {
 		key, input, longest := n, "", ""
 		for _, t := range set.Traces { // the longest name found (rank1.json is in rank11.json)
 			for _, name := range []string{t.Path, filepath.Base(t.Path)} {
@@ -229,7 +228,7 @@ func groupNotMeasurable(nms []model.NotMeasurable, set *model.TraceSet) []model.
 		}
 		g := groups[key]
 		if g == nil {
-			g = &group{first: i}
+			g = &group{}
 			groups[key] = g
 			keys = append(keys, key)
 		}
