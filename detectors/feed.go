@@ -206,6 +206,16 @@ func (f *Feed) QueueMeans(ws []model.Interval) []float64 {
 	return out
 }
 
+// SubmittedEarly reports whether work submitted (its launch call returned)
+// at sub was queued before gap was half over. The GPU then waited for
+// something else — an event, another stream, a graph dependency — not for
+// the host: kernel-gap calls such a gap dependency-wait, and the idle index
+// counts the gap as starved only up to sub. A submission in the second half
+// is the late launch that ends the gap.
+func SubmittedEarly(gap model.Interval, sub model.Time) bool {
+	return sub <= gap.Start+model.Time(gap.Len()/2)
+}
+
 // Starved returns the gaps in which the GPU went idle with an empty launch
 // queue, as a sorted disjoint list: time the host, not the GPU, held up.
 func (f *Feed) Starved() []model.Interval {
@@ -215,11 +225,9 @@ func (f *Feed) Starved() []model.Interval {
 			continue
 		}
 		iv := g.Interval
-		// Work submitted before the gap was half over and not started
-		// waited on something else (an event, another stream): kernel-gap
-		// calls such a gap dependency-wait. Only the time before it counts.
-		// A submission late in the gap is the launch that ends it.
-		if g.Fed > iv.Start && g.Fed-iv.Start < iv.End-g.Fed {
+		// Only the time before an early submission counts: from there the
+		// queued work waited on something else.
+		if g.Fed > iv.Start && SubmittedEarly(iv, g.Fed) {
 			iv.End = g.Fed
 		}
 		out = append(out, iv)

@@ -40,7 +40,7 @@ func (h *hostIndex) attribute(g *Gap, dev model.DeviceID, next detectors.Activit
 		g.Detail = "host inside a collective"
 		return
 	}
-	if launch >= 0 && t.APICalls[launch].End <= g.Start+model.Time(half) {
+	if launch >= 0 && detectors.SubmittedEarly(g.Interval, t.APICalls[launch].End) {
 		if a := &t.APICalls[launch]; a.Class == model.APILaunch && a.End.Sub(a.Start) >= longLaunch && a.End > g.Start {
 			// A launch call this long loaded the module (lazy loading);
 			// the device then still had to set it up.
