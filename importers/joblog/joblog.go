@@ -313,8 +313,8 @@ func (p *parser) finish() {
 	if j.NCCL.InfoLines > 0 {
 		t.Caps.Add(model.CapTopology)
 	}
-	if p.stats.stride > 1 || p.requests.stride > 1 {
-		t.Caps.Note(fmt.Sprintf("engine stats decimated: every %d-th line kept", p.stats.stride))
+	if stride := max(p.stats.stride, p.requests.stride); stride > 1 {
+		t.Caps.Note(fmt.Sprintf("engine stats decimated: every %d-th line kept", stride))
 	}
 	if j.Dropped > 0 {
 		t.Caps.Note(fmt.Sprintf("%d events beyond the first %d not kept", j.Dropped, maxEvents))
