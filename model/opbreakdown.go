@@ -24,15 +24,11 @@ func OpBreakdown(t *Trace, steps []Step) []DeviceOps {
 	if len(t.Kernels) == 0 {
 		return nil
 	}
-	ops := map[StringID]KernelOp{}
+	ops := KernelOps(t)
 	byDev := map[DeviceID]*DeviceOps{}
 	for i := range t.Kernels {
 		k := &t.Kernels[i]
-		op, ok := ops[k.Name]
-		if !ok {
-			op = ClassifyOp(t.Str(k.Name))
-			ops[k.Name] = op
-		}
+		op := ops[i]
 		d := byDev[k.Device]
 		if d == nil {
 			d = &DeviceOps{Rank: t.Rank, Device: k.Device}
