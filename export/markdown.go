@@ -98,9 +98,6 @@ type RuleGroup struct {
 	Cost     model.Duration
 }
 
-// FindingCost returns the time a finding costs (model.Finding.Cost).
-func FindingCost(f *model.Finding) model.Duration { return f.Cost() }
-
 // GroupFindings groups findings by rule, worst group first (severity, then
 // cost). Findings already grouped across ranks (Ranks set) are grouped by
 // kind (model.Finding.Kind), so a job-level finding such as the straggler is
@@ -121,9 +118,9 @@ func GroupFindings(r *model.Report) []*RuleGroup {
 			out = append(out, g)
 		}
 		g.Findings = append(g.Findings, f)
-		c := FindingCost(f)
+		c := f.Cost()
 		g.Cost += c
-		if f.Severity > g.Worst.Severity || (f.Severity == g.Worst.Severity && c > FindingCost(g.Worst)) {
+		if f.Severity > g.Worst.Severity || (f.Severity == g.Worst.Severity && c > g.Worst.Cost()) {
 			g.Worst = f
 		}
 	}
@@ -286,7 +283,7 @@ func writeAllFindingsMD(p func(string, ...any), nm names, g *RuleGroup, orig map
 			break
 		}
 		p("- **%s** %s", o.Severity, nm.md(o.Title))
-		if c := FindingCost(o); c > 0 {
+		if c := o.Cost(); c > 0 {
 			p(" (%s)", c)
 		}
 		p("\n")

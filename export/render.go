@@ -30,14 +30,18 @@ type Options struct {
 }
 
 // names returns the name cap of o.
-func (o Options) names() names {
+func (o Options) names() names { return names(NameCap(o.MaxNameBytes)) }
+
+// NameCap turns a MaxNameBytes option (0: DefaultMaxNameBytes, negative:
+// none) into the maxBytes of ShortenName (0: none).
+func NameCap(maxNameBytes int) int {
 	switch {
-	case o.MaxNameBytes == 0:
+	case maxNameBytes == 0:
 		return DefaultMaxNameBytes
-	case o.MaxNameBytes < 0:
+	case maxNameBytes < 0:
 		return 0
 	}
-	return names(o.MaxNameBytes)
+	return maxNameBytes
 }
 
 // htmlRenderer renders the HTML report; package export/html registers it

@@ -166,7 +166,7 @@ func (s *samples) findingMetrics(r *model.Report) {
 	seq := map[string]int{}
 	for i := range r.Findings {
 		f := &r.Findings[i]
-		if len(f.Ranks) > 0 && perRankSamples(f, seq, s.addDev) {
+		if len(f.Ranks) > 0 && s.perRank(f, seq) {
 			continue
 		}
 		seq[f.Rule]++
@@ -230,13 +230,13 @@ func (s *samples) bench(r *model.Report) {
 	}
 }
 
-// perRankSamples gives a finding grouped across ranks (it has
+// perRank gives a finding grouped across ranks (it has
 // ranks_affected) one set of samples per rank: its rank<R>_ metrics under
 // their plain names, scoped to the rank's evidence, as if the ranks' findings
 // had not been grouped, so gates keep seeing every rank. It returns false,
 // emitting nothing, for other findings (the job-level straggler) or when a
 // rank has no device evidence.
-func perRankSamples(f *model.Finding, seq map[string]int, add func(name, dev, scope string, v float64)) bool {
+func (s *samples) perRank(f *model.Finding, seq map[string]int) bool {
 	if _, grouped := f.Metric("ranks_affected"); !grouped {
 		return false
 	}
@@ -258,7 +258,7 @@ func perRankSamples(f *model.Finding, seq map[string]int, add func(name, dev, sc
 		sc := fmt.Sprintf("%s #%d", devs[k], seq[f.Rule])
 		for _, m := range f.Metrics {
 			if strings.HasPrefix(m.Name, prefix) {
-				add("finding."+f.Rule+"."+metricKey(strings.TrimPrefix(m.Name, prefix)), devs[k], sc, m.Value)
+				s.addDev("finding."+f.Rule+"."+metricKey(strings.TrimPrefix(m.Name, prefix)), devs[k], sc, m.Value)
 			}
 		}
 	}

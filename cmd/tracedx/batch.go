@@ -311,7 +311,6 @@ var batchReportFormats = []string{"md", "json", "html"}
 // ("markdown" is md) and returns it without repeats, in the given order.
 func parseReportFormats(list string) ([]string, error) {
 	var out []string
-	seen := map[string]bool{}
 	for _, f := range strings.Split(list, ",") {
 		f = strings.ToLower(strings.TrimSpace(f))
 		if f == "markdown" {
@@ -320,8 +319,7 @@ func parseReportFormats(list string) ([]string, error) {
 		if !slices.Contains(batchReportFormats, f) {
 			return nil, usageError("--report-format %q: want a comma-separated list of %s", list, strings.Join(batchReportFormats, ", "))
 		}
-		if !seen[f] {
-			seen[f] = true
+		if !slices.Contains(out, f) {
 			out = append(out, f)
 		}
 	}

@@ -467,8 +467,6 @@ func series(t *model.Trace, idx []int) []model.MemoryPoint {
 	return out
 }
 
-// timelines bins each device's busy intervals and measures the GPU busy
-// time inside each profiler step.
 // binShares returns the covered fraction (0..1, three decimals) of each of
 // the model.TimelineBins equal bins of [start, end) under the sorted,
 // disjoint intervals u.
@@ -491,6 +489,8 @@ func binShares(u []model.Interval, start, end model.Time) []float64 {
 	return out
 }
 
+// timelines bins each device's busy intervals and measures the GPU busy
+// time inside each profiler step.
 func timelines(set *model.TraceSet) ([]model.DeviceTimeline, []model.StepSummary) {
 	var tls []model.DeviceTimeline
 	var steps []model.StepSummary
@@ -514,7 +514,7 @@ func timelines(set *model.TraceSet) ([]model.DeviceTimeline, []model.StepSummary
 			}
 			tl := model.DeviceTimeline{Rank: t.Rank, Device: id, Start: u[0].Start, End: u[len(u)-1].End}
 			tl.Busy = binShares(u, tl.Start, tl.End)
-			tl.Compute = binShares(detectors.Union(comp), tl.Start, tl.End)
+			tl.Compute = binShares(detectors.UnionInPlace(comp), tl.Start, tl.End)
 			tls = append(tls, tl)
 		}
 		busy := detectors.UnionInPlace(all)

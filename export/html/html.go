@@ -54,8 +54,8 @@ func (p *page) head(title string) {
 
 func (p *page) end() { p.f("</body>\n</html>\n") }
 
-// code writes a name as an escaped code element.
-func code(s string) string { return "<code>" + esc(export.Shorten(s)) + "</code>" }
+// code writes a name as an escaped code element (esc applies the name cap).
+func code(s string) string { return "<code>" + esc(s) + "</code>" }
 
 // Render writes r as an HTML page.
 func Render(w io.Writer, r *model.Report, o export.Options) error {

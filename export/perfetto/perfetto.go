@@ -94,10 +94,7 @@ func Write(w io.Writer, set *model.TraceSet, opts Options) error {
 		}
 		return zw.Close()
 	}
-	e := &encoder{w: bufio.NewWriterSize(w, 1<<16), win: opts.Range, maxName: export.DefaultMaxNameBytes}
-	if opts.MaxNameBytes != 0 {
-		e.maxName = max(opts.MaxNameBytes, 0)
-	}
+	e := &encoder{w: bufio.NewWriterSize(w, 1<<16), win: opts.Range, maxName: export.NameCap(opts.MaxNameBytes)}
 	if !opts.Absolute {
 		e.origin = Origin(set)
 	}

@@ -151,41 +151,32 @@ func writeColumn(cw file.ColumnChunkWriter, arr arrow.Array, nullable bool) erro
 	var err error
 	switch a := arr.(type) {
 	case *array.Int32:
-		vals := make([]int32, len(idx))
-		for j, i := range idx {
-			vals[j] = a.Value(i)
-		}
-		_, err = cw.(*file.Int32ColumnChunkWriter).WriteBatch(vals, def, nil)
+		_, err = cw.(*file.Int32ColumnChunkWriter).WriteBatch(gather(idx, a.Value), def, nil)
 	case *array.Int64:
-		vals := make([]int64, len(idx))
-		for j, i := range idx {
-			vals[j] = a.Value(i)
-		}
-		_, err = cw.(*file.Int64ColumnChunkWriter).WriteBatch(vals, def, nil)
+		_, err = cw.(*file.Int64ColumnChunkWriter).WriteBatch(gather(idx, a.Value), def, nil)
 	case *array.Float64:
-		vals := make([]float64, len(idx))
-		for j, i := range idx {
-			vals[j] = a.Value(i)
-		}
-		_, err = cw.(*file.Float64ColumnChunkWriter).WriteBatch(vals, def, nil)
+		_, err = cw.(*file.Float64ColumnChunkWriter).WriteBatch(gather(idx, a.Value), def, nil)
 	case *array.String:
-		vals := make([]parquet.ByteArray, len(idx))
-		for j, i := range idx {
-			vals[j] = parquet.ByteArray(a.Value(i))
-		}
+		vals := gather(idx, func(i int) parquet.ByteArray { return parquet.ByteArray(a.Value(i)) })
 		_, err = cw.(*file.ByteArrayColumnChunkWriter).WriteBatch(vals, def, nil)
 	case *array.Dictionary:
 		dict, ok := a.Dictionary().(*array.String)
 		if !ok {
 			return fmt.Errorf("dictionary of %s", a.Dictionary().DataType())
 		}
-		vals := make([]parquet.ByteArray, len(idx))
-		for j, i := range idx {
-			vals[j] = parquet.ByteArray(dict.Value(a.GetValueIndex(i)))
-		}
+		vals := gather(idx, func(i int) parquet.ByteArray { return parquet.ByteArray(dict.Value(a.GetValueIndex(i))) })
 		_, err = cw.(*file.ByteArrayColumnChunkWriter).WriteBatch(vals, def, nil)
 	default:
 		return fmt.Errorf("arrays of %s not supported", arr.DataType())
 	}
 	return err
+}
+
+// gather returns the values at idx (the non-null rows a column writes).
+func gather[T any](idx []int, at func(int) T) []T {
+	vals := make([]T, len(idx))
+	for j, i := range idx {
+		vals[j] = at(i)
+	}
+	return vals
 }
