@@ -77,8 +77,8 @@ func TestWarningsBounded(t *testing.T) {
 	}
 	for _, args := range [][]string{{"info", path}, {"analyze", path, "-f", "md"}, {"analyze", path, "-f", "json"}} {
 		code, out, stderr := runCLI(args...)
-		if len(out)+len(stderr) > 20000 {
-			t.Errorf("%v: exit %d, %d bytes of output", args, code, len(out)+len(stderr))
+		if code != 0 || !strings.Contains(out, `bad ts`) || len(out)+len(stderr) > 20000 {
+			t.Errorf("%v: exit %d, %d bytes of output, warning shown %v", args, code, len(out)+len(stderr), strings.Contains(out, `bad ts`))
 		}
 	}
 }
