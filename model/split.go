@@ -26,6 +26,7 @@ func SplitRanks(t *Trace) []*Trace {
 	}
 	devOf := map[int32]map[DeviceID]bool{}
 	comm := map[int32]bool{}
+	commName := map[StringID]bool{} // ClassifyKernel is a regexp cascade: once per name
 	for i := range t.Kernels {
 		k := &t.Kernels[i]
 		if devOf[k.CorrScope] == nil {
@@ -33,7 +34,12 @@ func SplitRanks(t *Trace) []*Trace {
 		}
 		devOf[k.CorrScope][k.Device] = true
 		if !comm[k.CorrScope] {
-			comm[k.CorrScope] = IsCommKernelName(t.Str(k.Name))
+			is, seen := commName[k.Name]
+			if !seen {
+				is = IsCommKernelName(t.Str(k.Name))
+				commName[k.Name] = is
+			}
+			comm[k.CorrScope] = is
 		}
 	}
 	if len(devOf) < 2 {
