@@ -56,6 +56,9 @@ func benchAnalyze(b *testing.B, path string) {
 	}
 	b.SetBytes(plain)
 	b.ReportAllocs()
+	if out := os.Getenv("TRACEDX_PEAK_HEAP"); out != "" {
+		defer watchPeakHeap(b, out)()
+	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		if code := run([]string{"analyze", path, "--format", "json"}, io.Discard, io.Discard); code != 0 {
