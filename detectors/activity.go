@@ -9,93 +9,95 @@ import (
 // Activity is one GPU activity (a kernel or a memory operation) with its
 // class and its link to the launching call.
 type Activity struct {
-	Start, End  model.Time
-	Correlation int64
-	Stream      model.StreamID
-	Name        model.StringID
-	Device      model.DeviceID
-	CorrScope   int32
-	Class       model.KernelClass
-	IsKernel    bool
+	Start, End model.Time
+	// Launch indexes t.APICalls: the call that submitted the activity (the
+	// call that SubmitsWork with the same correlation scope and id), -1
+	// when the capture has none.
+	Launch int32
+	// Index is the activity's row in t.Kernels (IsKernel) or t.MemOps.
+	Index     int32
+	Stream    model.StreamID
+	Name      model.StringID
+	Device    model.DeviceID
+	CorrScope int32
+	Class     model.KernelClass
+	IsKernel  bool
 }
 
-// Activities returns t's kernels and memory operations in start order
-// (kernels first on equal starts), classified by model.ClassifyKernel. Both tables
-// are sorted by Finalize, so this is a merge, not a sort.
+// before orders activities as Activities merges them: by start, kernels
+// before memory operations at the same instant, then by table row.
+func (a *Activity) before(b *Activity) bool {
+	if a.Start != b.Start {
+		return a.Start < b.Start
+	}
+	if a.IsKernel != b.IsKernel {
+		return a.IsKernel
+	}
+	return a.Index < b.Index
+}
+
+// DeviceActivities returns t's kernels and memory operations per device,
+// each device's list in start order (kernels first on equal starts),
+// classified by model.ClassifyKernel and linked to their launch calls, and
+// the device IDs in ascending order. Both tables are sorted by Finalize, so
+// this is a merge, not a sort.
 //
-// The list is computed once per trace and shared (see shared.go): callers
-// must not modify it.
-func Activities(t *model.Trace) []Activity {
-	return sharedFor(t).activities(t)
+// The lists are computed once per trace and shared (see shared.go), carved
+// out of one array: callers must not modify the lists or the map. Feeds over
+// several devices merge the lists on the fly (NewFeed) instead of copying.
+func DeviceActivities(t *model.Trace) ([]model.DeviceID, map[model.DeviceID][]Activity) {
+	e := sharedFor(t)
+	e.once.Do(func() { e.ids, e.by = deviceActivities(t) })
+	return e.ids, e.by
 }
 
-func activities(t *model.Trace) []Activity {
-	classes := KernelClasses(t)
-	out := make([]Activity, 0, len(t.Kernels)+len(t.MemOps))
-	i, j := 0, 0
-	for i < len(t.Kernels) || j < len(t.MemOps) {
-		if j >= len(t.MemOps) || (i < len(t.Kernels) && t.Kernels[i].Start <= t.MemOps[j].Start) {
-			k := &t.Kernels[i]
-			out = append(out, Activity{Start: k.Start, End: k.End, Correlation: k.Correlation, Stream: k.Stream, Name: k.Name,
-				Device: k.Device, CorrScope: k.CorrScope, Class: classes[i], IsKernel: true})
-			i++
-		} else {
-			m := &t.MemOps[j]
-			out = append(out, Activity{Start: m.Start, End: m.End, Correlation: m.Correlation, Stream: m.Stream, Name: m.Name,
-				Device: m.Device, CorrScope: m.CorrScope, Class: model.KernelMemory})
-			j++
-		}
-	}
-	return out
-}
-
-// ByDevice splits start-ordered activities per device (each list stays in
-// start order) and returns the device IDs in ascending order.
-// With one device (the common case) the input itself is returned, uncopied.
-// For the list Activities returned, the split is computed once and shared:
-// callers must not modify the lists or the map.
-func ByDevice(acts []Activity) ([]model.DeviceID, map[model.DeviceID][]Activity) {
-	if e := sharedOf(acts); e != nil {
-		return e.byDevice(acts)
-	}
-	return byDevice(acts)
-}
-
-func byDevice(acts []Activity) ([]model.DeviceID, map[model.DeviceID][]Activity) {
-	by := map[model.DeviceID][]Activity{}
-	single := true
-	for i := 1; i < len(acts) && single; i++ {
-		single = acts[i].Device == acts[0].Device
-	}
-	if single {
-		if len(acts) == 0 {
-			return nil, by
-		}
-		by[acts[0].Device] = acts
-		return []model.DeviceID{acts[0].Device}, by
-	}
-	// Count first and carve the lists out of one array: appending per
-	// device would copy each list log2(n) times and leave up to twice its
-	// size as slack (1.9 GB allocated for 2 M kernels on 2 devices).
+func deviceActivities(t *model.Trace) ([]model.DeviceID, map[model.DeviceID][]Activity) {
 	counts := map[model.DeviceID]int{}
-	for i := range acts {
-		counts[acts[i].Device]++
+	for i := range t.Kernels {
+		counts[t.Kernels[i].Device]++
+	}
+	for i := range t.MemOps {
+		counts[t.MemOps[i].Device]++
 	}
 	ids := make([]model.DeviceID, 0, len(counts))
 	for id := range counts {
 		ids = append(ids, id)
 	}
 	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
-	all := make([]Activity, len(acts))
+	// Count first and carve the lists out of one array: appending per
+	// device would copy each list log2(n) times and leave up to twice its
+	// size as slack.
+	by := make(map[model.DeviceID][]Activity, len(ids))
+	all := make([]Activity, len(t.Kernels)+len(t.MemOps))
 	off := 0
 	for _, id := range ids {
 		n := counts[id]
 		by[id] = all[off : off : off+n]
 		off += n
 	}
-	for i := range acts {
-		d := acts[i].Device
-		by[d] = append(by[d], acts[i])
+	classes := KernelClasses(t)
+	ln := NewLaunches(t)
+	launch := func(scope int32, corr int64) int32 {
+		if corr == 0 {
+			return -1
+		}
+		return ln.Lookup(CorrKey{Scope: scope, Corr: corr})
+	}
+	i, j := 0, 0
+	for i < len(t.Kernels) || j < len(t.MemOps) {
+		var a Activity
+		if j >= len(t.MemOps) || (i < len(t.Kernels) && t.Kernels[i].Start <= t.MemOps[j].Start) {
+			k := &t.Kernels[i]
+			a = Activity{Start: k.Start, End: k.End, Launch: launch(k.CorrScope, k.Correlation), Index: int32(i), Stream: k.Stream,
+				Name: k.Name, Device: k.Device, CorrScope: k.CorrScope, Class: classes[i], IsKernel: true}
+			i++
+		} else {
+			m := &t.MemOps[j]
+			a = Activity{Start: m.Start, End: m.End, Launch: launch(m.CorrScope, m.Correlation), Index: int32(j), Stream: m.Stream,
+				Name: m.Name, Device: m.Device, CorrScope: m.CorrScope, Class: model.KernelMemory}
+			j++
+		}
+		by[a.Device] = append(by[a.Device], a)
 	}
 	return ids, by
 }

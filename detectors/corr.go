@@ -21,10 +21,14 @@ type CorrIndex struct {
 	last int
 }
 
+// corrEntry is 16 bytes (a CorrKey field would pad it to 24).
 type corrEntry struct {
-	key CorrKey
-	idx int32
+	corr  int64
+	scope int32
+	idx   int32
 }
+
+func (e corrEntry) key() CorrKey { return CorrKey{Scope: e.scope, Corr: e.corr} }
 
 func keyLess(a, b CorrKey) bool {
 	if a.Scope != b.Scope {
@@ -50,13 +54,13 @@ func IndexAPI(t *model.Trace, keep func(*model.APICall) bool) *CorrIndex {
 			continue
 		}
 		k := CorrKey{c.CorrScope, c.Correlation}
-		if n := len(x.keys); n > 0 && !keyLess(x.keys[n-1].key, k) {
+		if n := len(x.keys); n > 0 && !keyLess(x.keys[n-1].key(), k) {
 			sorted = false
 		}
-		x.keys = append(x.keys, corrEntry{k, int32(i)})
+		x.keys = append(x.keys, corrEntry{corr: k.Corr, scope: k.Scope, idx: int32(i)})
 	}
 	if !sorted {
-		sort.SliceStable(x.keys, func(i, j int) bool { return keyLess(x.keys[i].key, x.keys[j].key) })
+		sort.SliceStable(x.keys, func(i, j int) bool { return keyLess(x.keys[i].key(), x.keys[j].key()) })
 	}
 	return x
 }
@@ -68,12 +72,12 @@ func (x *CorrIndex) Lookup(k CorrKey) int32 {
 	if n == 0 || k.Corr == 0 {
 		return -1
 	}
-	if j := x.last + 1; j < n && x.keys[j].key == k && x.keys[j-1].key != k {
+	if j := x.last + 1; j < n && x.keys[j].key() == k && x.keys[j-1].key() != k {
 		x.last = j
 		return x.keys[j].idx
 	}
-	i := sort.Search(n, func(i int) bool { return !keyLess(x.keys[i].key, k) })
-	if i < n && x.keys[i].key == k {
+	i := sort.Search(n, func(i int) bool { return !keyLess(x.keys[i].key(), k) })
+	if i < n && x.keys[i].key() == k {
 		x.last = i
 		return x.keys[i].idx
 	}

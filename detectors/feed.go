@@ -67,84 +67,143 @@ type Feed struct {
 	// QueueEmpty is how long within the span the queue was empty.
 	QueueEmpty model.Duration
 
-	queue []queueEvent // sorted by time
+	// The queue's changes: the starts of the linked activities' launch
+	// calls (sorted) and of the linked activities themselves (in order).
+	// Two sorted times per activity, half of what (time, ±1) events took.
+	launchAt, startAt []model.Time
 }
 
-// queueEvent is a change of the launch queue: +1 when a launch call starts,
-// -1 when its activity starts.
-type queueEvent struct {
-	at model.Time
-	d  int32
+// eachQueueChange calls fn for every change of the launch queue in time
+// order: -1 when a queued activity starts, +1 when a launch call starts;
+// starts come before launches at the same instant.
+func (f *Feed) eachQueueChange(fn func(at model.Time, d int)) {
+	i, j := 0, 0
+	for i < len(f.startAt) || j < len(f.launchAt) {
+		if j >= len(f.launchAt) || (i < len(f.startAt) && f.startAt[i] <= f.launchAt[j]) {
+			fn(f.startAt[i], -1)
+			i++
+		} else {
+			fn(f.launchAt[j], +1)
+			j++
+		}
+	}
 }
 
-// NewFeed computes the feed of acts (start-ordered, as Activities returns
-// them). ln links them to their launch calls; nil means no links.
-func NewFeed(t *model.Trace, acts []Activity, ln *CorrIndex) Feed {
+// eachMerged calls fn on the activities of lists (each start-ordered) that
+// keep accepts (nil: all), merged in the order Activity.before gives: the
+// feed of a process that drives several devices, with no merged copy.
+func eachMerged(lists [][]Activity, keep func(*Activity) bool, fn func(*Activity)) {
+	if len(lists) == 1 {
+		for i := range lists[0] {
+			if a := &lists[0][i]; keep == nil || keep(a) {
+				fn(a)
+			}
+		}
+		return
+	}
+	pos := make([]int, len(lists))
+	for {
+		best := -1
+		for k, l := range lists {
+			for keep != nil && pos[k] < len(l) && !keep(&l[pos[k]]) {
+				pos[k]++
+			}
+			if pos[k] < len(l) && (best < 0 || l[pos[k]].before(&lists[best][pos[best]])) {
+				best = k
+			}
+		}
+		if best < 0 {
+			return
+		}
+		fn(&lists[best][pos[best]])
+		pos[best]++
+	}
+}
+
+// NewFeed computes the feed of the activities of lists taken together, each
+// list start-ordered (one device's, as DeviceActivities returns them).
+func NewFeed(t *model.Trace, lists ...[]Activity) Feed {
+	return newFeed(t, lists, nil, nil)
+}
+
+// newFeed is NewFeed over the activities keep accepts (nil: all). With a
+// non-nil gap, each gap goes to it instead of into Gaps: on captures of
+// millions of short gaps that list is the largest part of a feed.
+func newFeed(t *model.Trace, lists [][]Activity, keep func(*Activity) bool, gap func(FeedGap)) Feed {
 	var f Feed
-	f.Activities = len(acts)
-	if len(acts) == 0 {
+	n := 0
+	for _, l := range lists {
+		n += len(l)
+	}
+	// Sized for every activity linked: growing by append would copy each
+	// list about log2(n) times and leave up to half of it unused.
+	f.launchAt, f.startAt = make([]model.Time, 0, n), make([]model.Time, 0, n)
+	submitAt := make([]model.Time, 0, n)
+	eachMerged(lists, keep, func(a *Activity) {
+		f.Activities++
+		if a.Launch < 0 || int(a.Launch) >= len(t.APICalls) {
+			return
+		}
+		c := &t.APICalls[a.Launch]
+		if c.Start > a.Start {
+			return
+		}
+		f.Linked++
+		f.launchAt = append(f.launchAt, c.Start)
+		submitAt = append(submitAt, min(c.End, a.Start))
+		f.startAt = append(f.startAt, a.Start) // merged in start order
+	})
+	if f.Activities == 0 {
 		return f
 	}
-	var evs []queueEvent
-	submitAt := make([]model.Time, 0, len(acts))
-	startAt := make([]model.Time, 0, len(acts))
-	if ln != nil && len(t.APICalls) > 0 {
-		evs = make([]queueEvent, 0, 2*len(acts))
-		for i := range acts {
-			a := &acts[i]
-			ai := ln.Lookup(CorrKey{Scope: a.CorrScope, Corr: a.Correlation})
-			if ai < 0 || t.APICalls[ai].Start > a.Start {
-				continue
-			}
-			f.Linked++
-			c := &t.APICalls[ai]
-			evs = append(evs, queueEvent{c.Start, +1}, queueEvent{a.Start, -1})
-			submitAt = append(submitAt, min(c.End, a.Start))
-			startAt = append(startAt, a.Start)
-		}
-		slices.SortFunc(evs, func(a, b queueEvent) int {
-			if a.at != b.at {
-				if a.at < b.at {
-					return -1
-				}
-				return 1
-			}
-			return int(a.d - b.d) // starts before launches at the same instant
-		})
-		slices.Sort(submitAt)
-		// startAt follows acts, which are start-ordered.
+	slices.Sort(f.launchAt)
+	slices.Sort(submitAt)
+	if gap == nil {
+		gap = func(g FeedGap) { f.Gaps = append(f.Gaps, g) }
 	}
-	// Busy union and gaps.
-	f.Span = model.Interval{Start: acts[0].Start, End: acts[0].End}
-	end := acts[0].End
-	busyStart := acts[0].Start
-	for i := 1; i < len(acts); i++ {
-		a := &acts[i]
+	f.sweep(lists, keep, submitAt, gap)
+	f.queueStats()
+	return f
+}
+
+// sweep computes the busy union and the gaps.
+func (f *Feed) sweep(lists [][]Activity, keep func(*Activity) bool, submitAt []model.Time, gap func(FeedGap)) {
+	first := true
+	var end, busyStart model.Time
+	eachMerged(lists, keep, func(a *Activity) {
+		if first {
+			first = false
+			f.Span = model.Interval{Start: a.Start, End: a.End}
+			end, busyStart = a.End, a.Start
+			return
+		}
 		if a.Start > end {
 			f.Busy += model.Duration(end - busyStart)
 			g := FeedGap{Interval: model.Interval{Start: end, End: a.Start}}
 			if len(submitAt) > 0 {
 				launched := sort.Search(len(submitAt), func(i int) bool { return submitAt[i] > end })
-				started := sort.Search(len(startAt), func(i int) bool { return startAt[i] > end })
+				started := sort.Search(len(f.startAt), func(i int) bool { return f.startAt[i] > end })
 				g.Queued = int32(max(0, launched-started))
 				g.Fed = g.End
 				if launched < len(submitAt) {
 					g.Fed = min(g.End, submitAt[launched])
 				}
 			}
-			f.Gaps = append(f.Gaps, g)
+			gap(g)
 			busyStart = a.Start
 		}
 		end = max(end, a.End)
-	}
+	})
 	f.Busy += model.Duration(end - busyStart)
 	f.Span.End = end
-	// Queue depth over the span.
+}
+
+// queueStats computes the queue depth statistics over the span.
+func (f *Feed) queueStats() {
 	depth, last := 0, f.Span.Start
-	var area float64
-	var samples float64
-	for _, e := range evs {
-		at := min(max(e.at, f.Span.Start), f.Span.End)
+	var area, samples float64
+	f.eachQueueChange(func(at model.Time, d int) {
+		at = min(max(at, f.Span.Start), f.Span.End)
 		if at > last {
 			area += float64(depth) * float64(at-last)
 			if depth == 0 {
@@ -152,10 +211,10 @@ func NewFeed(t *model.Trace, acts []Activity, ln *CorrIndex) Feed {
 			}
 			last = at
 		}
-		depth += int(e.d)
+		depth += d
 		f.QueueMax = max(f.QueueMax, depth)
 		samples += float64(depth)
-	}
+	})
 	if f.Span.End > last {
 		if depth == 0 {
 			f.QueueEmpty += model.Duration(f.Span.End - last)
@@ -165,11 +224,9 @@ func NewFeed(t *model.Trace, acts []Activity, ln *CorrIndex) Feed {
 	if n := f.Span.Len(); n > 0 {
 		f.QueueMean = area / float64(n)
 	}
-	if len(evs) > 0 {
-		f.QueueSampleMean = samples / float64(len(evs))
+	if n := len(f.launchAt) + len(f.startAt); n > 0 {
+		f.QueueSampleMean = samples / float64(n)
 	}
-	f.queue = evs
-	return f
 }
 
 // QueueMeans returns the time-weighted mean queue depth in each of the
@@ -177,8 +234,13 @@ func NewFeed(t *model.Trace, acts []Activity, ln *CorrIndex) Feed {
 func (f *Feed) QueueMeans(ws []model.Interval) []float64 {
 	out := make([]float64, len(ws))
 	depth, last, w := 0, model.Time(0), 0
-	if len(f.queue) > 0 {
-		last = f.queue[0].at
+	switch {
+	case len(f.launchAt) > 0 && len(f.startAt) > 0:
+		last = min(f.launchAt[0], f.startAt[0])
+	case len(f.launchAt) > 0:
+		last = f.launchAt[0]
+	case len(f.startAt) > 0:
+		last = f.startAt[0]
 	}
 	// add credits depth over [last, to) to the windows it overlaps.
 	add := func(to model.Time) {
@@ -191,13 +253,13 @@ func (f *Feed) QueueMeans(ws []model.Interval) []float64 {
 			}
 		}
 	}
-	for _, e := range f.queue {
-		if e.at > last {
-			add(e.at)
-			last = e.at
+	f.eachQueueChange(func(at model.Time, d int) {
+		if at > last {
+			add(at)
+			last = at
 		}
-		depth += int(e.d)
-	}
+		depth += d
+	})
 	for k, iv := range ws {
 		if n := iv.Len(); n > 0 {
 			out[k] /= float64(n)
@@ -221,18 +283,25 @@ func SubmittedEarly(gap model.Interval, sub model.Time) bool {
 func (f *Feed) Starved() []model.Interval {
 	var out []model.Interval
 	for _, g := range f.Gaps {
-		if g.Queued != 0 {
-			continue
+		if iv, ok := g.starved(); ok {
+			out = append(out, iv)
 		}
-		iv := g.Interval
-		// Only the time before an early submission counts: from there the
-		// queued work waited on something else.
-		if g.Fed > iv.Start && SubmittedEarly(iv, g.Fed) {
-			iv.End = g.Fed
-		}
-		out = append(out, iv)
 	}
 	return out
+}
+
+// starved returns the stretch of g in which the GPU starved, if any.
+func (g FeedGap) starved() (model.Interval, bool) {
+	if g.Queued != 0 {
+		return model.Interval{}, false
+	}
+	iv := g.Interval
+	// Only the time before an early submission counts: from there the
+	// queued work waited on something else.
+	if g.Fed > iv.Start && SubmittedEarly(iv, g.Fed) {
+		iv.End = g.Fed
+	}
+	return iv, true
 }
 
 // IdleIndex answers "how long was the GPU idle with an empty launch queue
@@ -252,25 +321,55 @@ type IdleIndex struct {
 // AllScopes is the IdleIndex key when GPU work is not grouped by process.
 const AllScopes int64 = -1
 
-// NewIdleIndex builds the index for t.
+// NewIdleIndex returns the index of t. It is computed once per trace and
+// shared (see shared.go): callers must not modify it.
 func NewIdleIndex(t *model.Trace) *IdleIndex {
-	acts := Activities(t)
+	ids, by := DeviceActivities(t)
+	e := sharedFor(t)
+	e.idleOnce.Do(func() { e.idle = newIdleIndex(t, ids, by) })
+	return e.idle
+}
+
+func newIdleIndex(t *model.Trace, ids []model.DeviceID, by map[model.DeviceID][]Activity) *IdleIndex {
 	x := &IdleIndex{starved: map[int64][]model.Interval{}, scoped: scopedByProcess(t)}
-	ln := NewLaunches(t)
-	groups := map[int64][]Activity{}
-	if !x.scoped {
-		groups[AllScopes] = acts
-	} else {
-		for _, a := range acts {
-			groups[int64(a.CorrScope)] = append(groups[int64(a.CorrScope)], a)
-		}
+	lists := make([][]Activity, 0, len(ids))
+	for _, id := range ids {
+		lists = append(lists, by[id])
 	}
-	for k, g := range groups {
-		f := NewFeed(t, g, ln)
+	// Only the starved stretches are kept, not the gaps or the queue.
+	add := func(k int64, lists [][]Activity, keep func(*Activity) bool) {
+		var starved []model.Interval
+		f := newFeed(t, lists, keep, func(g FeedGap) {
+			if iv, ok := g.starved(); ok {
+				starved = append(starved, iv)
+			}
+		})
 		if f.Linked > 0 {
 			x.Measurable = true
 		}
-		x.starved[k] = f.Starved()
+		x.starved[k] = slices.Clone(starved) // without the append slack
+	}
+	if !x.scoped {
+		add(AllScopes, lists, nil)
+		return x
+	}
+	// One feed per process, over the lists of the devices it used.
+	scopeDevs := map[int32][]int{}
+	for li, l := range lists {
+		seen := map[int32]bool{}
+		for i := range l {
+			if s := l[i].CorrScope; (i == 0 || s != l[i-1].CorrScope) && !seen[s] {
+				seen[s] = true
+				scopeDevs[s] = append(scopeDevs[s], li)
+			}
+		}
+	}
+	for s, lis := range scopeDevs {
+		mine := make([][]Activity, 0, len(lis))
+		for _, li := range lis {
+			mine = append(mine, lists[li])
+		}
+		add(int64(s), mine, func(a *Activity) bool { return a.CorrScope == s })
 	}
 	return x
 }

@@ -20,7 +20,8 @@ func TestFeedQueueAndStarvedGaps(t *testing.T) {
 	b.Kernel(0, 8, "k2", 30, 40, th, 12)
 	b.Kernel(0, 7, "k3", 52, 60, th, 45)
 	tr := b.Build()
-	f := detectors.NewFeed(tr, detectors.Activities(tr), detectors.NewLaunches(tr))
+	ids, by := detectors.DeviceActivities(tr)
+	f := detectors.NewFeed(tr, by[ids[0]])
 	if f.Linked != 3 || len(f.Gaps) != 2 || f.Busy != 28*model.Microsecond {
 		t.Fatalf("feed %+v", f)
 	}
@@ -56,7 +57,8 @@ func TestStarvedStopsAtEarlySubmission(t *testing.T) {
 	b.Kernel(0, 7, "k2", 100, 110, th, 22)
 	b.Kernel(0, 7, "k3", 158, 170, th, 150)
 	tr := b.Build()
-	f := detectors.NewFeed(tr, detectors.Activities(tr), detectors.NewLaunches(tr))
+	ids, by := detectors.DeviceActivities(tr)
+	f := detectors.NewFeed(tr, by[ids[0]])
 	if len(f.Gaps) != 2 || f.Gaps[0].Queued != 0 || f.Gaps[1].Queued != 0 {
 		t.Fatalf("gaps %+v", f.Gaps)
 	}

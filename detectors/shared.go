@@ -10,39 +10,40 @@ import (
 )
 
 // The breakdown, the summary and several rules each need every GPU activity
-// of a trace in start order, split per device. They run concurrently, and on
-// a capture of millions of kernels each copy is about 100 MB: four private
-// copies plus their per-device splits made most of analyze's peak memory.
-// Activities and ByDevice therefore compute them once per trace and hand the
-// same read-only lists to every caller. An entry lives as long as its trace
-// (a weak key, removed by a cleanup when the trace is collected) and is
-// recomputed when the trace's tables were replaced or resized since.
+// of a trace in start order, split per device, and three rules need the
+// stretches in which the GPU starved. They run concurrently, and on a
+// capture of millions of kernels each copy is about 100 MB: private copies
+// made most of analyze's peak memory. DeviceActivities and NewIdleIndex
+// therefore compute them once per trace and hand the same read-only values
+// to every caller. An entry lives as long as its trace (a weak key, removed
+// by a cleanup when the trace is collected) and is recomputed when the
+// trace's tables were replaced or resized since.
 
 type sharedActs struct {
 	once sync.Once
-	acts []Activity
-	// stamp is what the tables looked like when acts was computed.
+	ids  []model.DeviceID
+	by   map[model.DeviceID][]Activity
+	// stamp is what the tables looked like when the entry was made.
 	stamp tableStamp
 
-	byOnce sync.Once
-	ids    []model.DeviceID
-	by     map[model.DeviceID][]Activity
+	idleOnce sync.Once
+	idle     *IdleIndex
 }
 
-// tableStamp identifies the kernel and memory-operation tables of a trace.
+// tableStamp identifies the tables of a trace that the entry is made of.
 type tableStamp struct {
-	kernels, memops   unsafe.Pointer
-	nKernels, nMemops int
+	kernels, memops, calls    unsafe.Pointer
+	nKernels, nMemops, nCalls int
 }
 
 func stampOf(t *model.Trace) tableStamp {
-	return tableStamp{unsafe.Pointer(unsafe.SliceData(t.Kernels)), unsafe.Pointer(unsafe.SliceData(t.MemOps)), len(t.Kernels), len(t.MemOps)}
+	return tableStamp{unsafe.Pointer(unsafe.SliceData(t.Kernels)), unsafe.Pointer(unsafe.SliceData(t.MemOps)),
+		unsafe.Pointer(unsafe.SliceData(t.APICalls)), len(t.Kernels), len(t.MemOps), len(t.APICalls)}
 }
 
 var (
-	sharedMu     sync.Mutex
-	sharedByKey  = map[weak.Pointer[model.Trace]]*sharedActs{}
-	sharedByActs = map[*Activity]*sharedActs{}
+	sharedMu    sync.Mutex
+	sharedByKey = map[weak.Pointer[model.Trace]]*sharedActs{}
 )
 
 // sharedFor returns the entry of t, made (or remade, when t's tables
@@ -56,9 +57,7 @@ func sharedFor(t *model.Trace) *sharedActs {
 	if ok && e.stamp == st {
 		return e
 	}
-	if ok {
-		forgetActs(e)
-	} else {
+	if !ok {
 		runtime.AddCleanup(t, forget, k)
 	}
 	e = &sharedActs{stamp: st}
@@ -70,47 +69,5 @@ func sharedFor(t *model.Trace) *sharedActs {
 func forget(k weak.Pointer[model.Trace]) {
 	sharedMu.Lock()
 	defer sharedMu.Unlock()
-	if e, ok := sharedByKey[k]; ok {
-		forgetActs(e)
-		delete(sharedByKey, k)
-	}
-}
-
-func forgetActs(e *sharedActs) {
-	if len(e.acts) > 0 && sharedByActs[&e.acts[0]] == e {
-		delete(sharedByActs, &e.acts[0])
-	}
-}
-
-func (e *sharedActs) activities(t *model.Trace) []Activity {
-	e.once.Do(func() {
-		acts := activities(t)
-		sharedMu.Lock()
-		e.acts = acts
-		if len(acts) > 0 {
-			sharedByActs[&acts[0]] = e
-		}
-		sharedMu.Unlock()
-	})
-	return e.acts
-}
-
-// sharedOf returns the entry whose shared list acts is (the same array and
-// length), nil for any other list.
-func sharedOf(acts []Activity) *sharedActs {
-	if len(acts) == 0 {
-		return nil
-	}
-	sharedMu.Lock()
-	defer sharedMu.Unlock()
-	e := sharedByActs[&acts[0]]
-	if e == nil || len(e.acts) != len(acts) {
-		return nil
-	}
-	return e
-}
-
-func (e *sharedActs) byDevice(acts []Activity) ([]model.DeviceID, map[model.DeviceID][]Activity) {
-	e.byOnce.Do(func() { e.ids, e.by = byDevice(acts) })
-	return e.ids, e.by
+	delete(sharedByKey, k)
 }

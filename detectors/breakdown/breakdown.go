@@ -31,13 +31,14 @@ func Compute(set *model.TraceSet, window string) ([]model.DeviceSummary, []model
 			}
 			continue
 		}
-		acts := detectors.Activities(t)
-		for _, a := range acts {
-			if a.IsKernel {
-				addKernel(totals, t.Str(a.Name), a.End.Sub(a.Start))
+		ids, byDev := detectors.DeviceActivities(t)
+		for _, id := range ids {
+			for _, a := range byDev[id] {
+				if a.IsKernel {
+					addKernel(totals, t.Str(a.Name), a.End.Sub(a.Start))
+				}
 			}
 		}
-		ids, byDev := detectors.ByDevice(acts)
 		for _, id := range ids {
 			s := summarize(byDev[id])
 			s.Rank = t.Rank

@@ -25,10 +25,7 @@ func (h *hostIndex) attribute(g *Gap, dev model.DeviceID, next detectors.Activit
 		g.Detail = "unified-memory migrations during the gap"
 		return
 	}
-	launch := int32(-1)
-	if next.Correlation != 0 {
-		launch = h.launchOf.Lookup(detectors.CorrKey{Scope: next.CorrScope, Corr: next.Correlation})
-	}
+	launch := next.Launch
 	g.Launch = launch
 	th := mainThread
 	if launch >= 0 {

@@ -24,7 +24,6 @@ const (
 type hostIndex struct {
 	t         *model.Trace
 	hasHost   bool
-	launchOf  *detectors.CorrIndex       // (scope, correlation) → APICalls index
 	calls     map[model.ThreadID][]int32 // every API call per thread, start order
 	blocking  map[model.ThreadID][]int32 // sync, memcpy and memset calls
 	comm      []model.Interval           // host-side collective spans (any thread)
@@ -43,7 +42,6 @@ func newHostIndex(t *model.Trace, outsideMin model.Duration) *hostIndex {
 		calls: map[model.ThreadID][]int32{}, blocking: map[model.ThreadID][]int32{}, gil: map[model.ThreadID][]model.Interval{},
 		classes: map[model.ThreadID]*[3][]model.Interval{}, named: map[model.ThreadID]*[3][]namedIv{}, pidCalls: map[int64][]model.Interval{}, pidRanges: map[int64][]model.Interval{},
 		uvm: map[model.DeviceID][]model.Interval{}, devLaunch: map[model.DeviceID]model.ThreadID{}}
-	h.launchOf = detectors.NewLaunches(t)
 	nameClass := map[model.StringID]model.HostClass{}
 	classOf := func(id model.StringID) model.HostClass {
 		c, ok := nameClass[id]
@@ -184,16 +182,19 @@ func (h *hostIndex) className(th model.ThreadID, c model.HostClass, iv model.Int
 func (h *hostIndex) mainLaunchers() {
 	t := h.t
 	counts := map[model.DeviceID]map[model.ThreadID]int{}
-	stride := max(1, len(t.Kernels)/20000)
-	for i := 0; i < len(t.Kernels); i += stride {
-		k := &t.Kernels[i]
-		if ai := h.launchOf.Lookup(detectors.CorrKey{Scope: k.CorrScope, Corr: k.Correlation}); ai >= 0 {
-			m := counts[k.Device]
-			if m == nil {
-				m = map[model.ThreadID]int{}
-				counts[k.Device] = m
+	stride := int32(max(1, len(t.Kernels)/20000))
+	ids, by := detectors.DeviceActivities(t)
+	for _, dev := range ids {
+		for i := range by[dev] {
+			// every stride-th row of t.Kernels
+			if k := &by[dev][i]; k.IsKernel && k.Index%stride == 0 && k.Launch >= 0 {
+				m := counts[dev]
+				if m == nil {
+					m = map[model.ThreadID]int{}
+					counts[dev] = m
+				}
+				m[t.APICalls[k.Launch].Thread]++
 			}
-			m[t.APICalls[ai].Thread]++
 		}
 	}
 	for dev, m := range counts {

@@ -104,10 +104,22 @@ func Analyze(t *model.Trace, minGap, outsideMin model.Duration) []DeviceGaps {
 // analyze is Analyze, also returning the host index it attributed with.
 func analyze(t *model.Trace, minGap, outsideMin model.Duration) ([]DeviceGaps, *hostIndex) {
 	ctx := newHostIndex(t, outsideMin)
-	ids, byDev := detectors.ByDevice(withoutUVM(t, detectors.Activities(t)))
+	ids, byDev := detectors.DeviceActivities(t)
+	hasUVM := false
+	for i := range t.MemOps {
+		if t.MemOps[i].Kind == model.MemUVM {
+			hasUVM = true
+			break
+		}
+	}
 	var out []DeviceGaps
 	for _, id := range ids {
 		acts := byDev[id]
+		if hasUVM {
+			if acts = withoutUVM(t, acts); len(acts) == 0 {
+				continue
+			}
+		}
 		dg := DeviceGaps{Device: id, Span: model.Interval{Start: acts[0].Start, End: acts[0].End}}
 		mainThread := ctx.mainLauncher(id)
 		// Sweep: track the furthest end so far; a gap opens when the next
@@ -132,29 +144,14 @@ func analyze(t *model.Trace, minGap, outsideMin model.Duration) ([]DeviceGaps, *
 	return out, ctx
 }
 
-// withoutUVM drops unified-memory migrations from acts: they are not work
-// the device chose to run, and gaps under them are uvm-migration.
+// withoutUVM returns a copy of acts without unified-memory migrations: they
+// are not work the device chose to run, and gaps under them are
+// uvm-migration.
 func withoutUVM(t *model.Trace, acts []detectors.Activity) []detectors.Activity {
-	has := false
-	for i := range t.MemOps {
-		if t.MemOps[i].Kind == model.MemUVM {
-			has = true
-			break
-		}
-	}
-	if !has {
-		return acts
-	}
-	// Activities lists memory operations in t.MemOps order: the j-th
-	// non-kernel activity is t.MemOps[j].
 	out := make([]detectors.Activity, 0, len(acts))
-	j := 0
 	for _, a := range acts {
-		if !a.IsKernel {
-			j++
-			if t.MemOps[j-1].Kind == model.MemUVM {
-				continue
-			}
+		if !a.IsKernel && t.MemOps[a.Index].Kind == model.MemUVM {
+			continue
 		}
 		out = append(out, a)
 	}

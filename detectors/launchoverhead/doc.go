@@ -4,7 +4,7 @@
 //
 // Pipeline place: cmd → detectors/all → launchoverhead → detectors → model.
 // It reads kernels, memory operations and the API calls that launched them
-// (linked by correlation), through detectors.Activities and detectors.Feed.
+// (linked by correlation), through detectors.DeviceActivities and detectors.Feed.
 // Times are int64 ns; the threshold parameter is in microseconds. Owned by
 // the scheduling detectors.
 package launchoverhead

@@ -62,13 +62,11 @@ func pct(a, b model.Duration) float64 {
 // Analyze measures every device of t; short gaps are those no longer than
 // minGap.
 func Analyze(t *model.Trace, minGap model.Duration) []Device {
-	acts := detectors.Activities(t)
-	ids, by := detectors.ByDevice(acts)
-	ln := detectors.NewLaunches(t)
+	ids, by := detectors.DeviceActivities(t)
 	var out []Device
 	for _, id := range ids {
 		a := by[id]
-		d := Device{Device: id, Feed: detectors.NewFeed(t, a, ln)}
+		d := Device{Device: id, Feed: detectors.NewFeed(t, a)}
 		span := d.Feed.Span
 		d.Window = []model.Interval{span}
 		if steps := detectors.StepWindows(t, span); len(steps) > 0 {
@@ -98,8 +96,8 @@ func Analyze(t *model.Trace, minGap model.Duration) []Device {
 				continue
 			}
 			kd = append(kd, model.Duration(k.End-k.Start))
-			if ai := ln.Lookup(detectors.CorrKey{Scope: k.CorrScope, Corr: k.Correlation}); ai >= 0 {
-				c := &t.APICalls[ai]
+			if k.Launch >= 0 {
+				c := &t.APICalls[k.Launch]
 				if c.Class == model.APILaunch || c.Class == model.APIGraphLaunch {
 					ld = append(ld, model.Duration(c.End-c.Start))
 				}

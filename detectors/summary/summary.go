@@ -495,8 +495,7 @@ func timelines(set *model.TraceSet) ([]model.DeviceTimeline, []model.StepSummary
 	var tls []model.DeviceTimeline
 	var steps []model.StepSummary
 	for _, t := range set.Traces {
-		acts := detectors.Activities(t)
-		ids, byDev := detectors.ByDevice(acts)
+		ids, byDev := detectors.DeviceActivities(t)
 		var all []model.Interval
 		for _, id := range ids {
 			ivs := make([]model.Interval, 0, len(byDev[id]))
