@@ -7,7 +7,8 @@ import (
 )
 
 // Activity is one GPU activity (a kernel or a memory operation) with its
-// class and its link to the launching call.
+// class and its link to the launching call: 32 bytes, what the passes over
+// every activity read; the rest is in its row of the trace (Index).
 type Activity struct {
 	Start, End model.Time
 	// Launch indexes t.APICalls: the call that submitted the activity (the
@@ -16,12 +17,17 @@ type Activity struct {
 	Launch int32
 	// Index is the activity's row in t.Kernels (IsKernel) or t.MemOps.
 	Index     int32
-	Stream    model.StreamID
-	Name      model.StringID
-	Device    model.DeviceID
 	CorrScope int32
 	Class     model.KernelClass
 	IsKernel  bool
+}
+
+// Name returns the activity's name in t.
+func (a *Activity) Name(t *model.Trace) model.StringID {
+	if a.IsKernel {
+		return t.Kernels[a.Index].Name
+	}
+	return t.MemOps[a.Index].Name
 }
 
 // before orders activities as Activities merges them: by start, kernels
@@ -85,19 +91,17 @@ func deviceActivities(t *model.Trace) ([]model.DeviceID, map[model.DeviceID][]Ac
 	}
 	i, j := 0, 0
 	for i < len(t.Kernels) || j < len(t.MemOps) {
-		var a Activity
 		if j >= len(t.MemOps) || (i < len(t.Kernels) && t.Kernels[i].Start <= t.MemOps[j].Start) {
 			k := &t.Kernels[i]
-			a = Activity{Start: k.Start, End: k.End, Launch: launch(k.CorrScope, k.Correlation), Index: int32(i), Stream: k.Stream,
-				Name: k.Name, Device: k.Device, CorrScope: k.CorrScope, Class: classes[i], IsKernel: true}
+			by[k.Device] = append(by[k.Device], Activity{Start: k.Start, End: k.End, Launch: launch(k.CorrScope, k.Correlation),
+				Index: int32(i), CorrScope: k.CorrScope, Class: classes[i], IsKernel: true})
 			i++
 		} else {
 			m := &t.MemOps[j]
-			a = Activity{Start: m.Start, End: m.End, Launch: launch(m.CorrScope, m.Correlation), Index: int32(j), Stream: m.Stream,
-				Name: m.Name, Device: m.Device, CorrScope: m.CorrScope, Class: model.KernelMemory}
+			by[m.Device] = append(by[m.Device], Activity{Start: m.Start, End: m.End, Launch: launch(m.CorrScope, m.Correlation),
+				Index: int32(j), CorrScope: m.CorrScope, Class: model.KernelMemory})
 			j++
 		}
-		by[a.Device] = append(by[a.Device], a)
 	}
 	return ids, by
 }

@@ -31,14 +31,11 @@ func Compute(set *model.TraceSet, window string) ([]model.DeviceSummary, []model
 			}
 			continue
 		}
-		ids, byDev := detectors.DeviceActivities(t)
-		for _, id := range ids {
-			for _, a := range byDev[id] {
-				if a.IsKernel {
-					addKernel(totals, t.Str(a.Name), a.End.Sub(a.Start))
-				}
-			}
+		for i := range t.Kernels {
+			k := &t.Kernels[i]
+			addKernel(totals, t.Str(k.Name), k.End.Sub(k.Start))
 		}
+		ids, byDev := detectors.DeviceActivities(t)
 		for _, id := range ids {
 			s := summarize(byDev[id])
 			s.Rank = t.Rank

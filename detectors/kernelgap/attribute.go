@@ -43,7 +43,7 @@ func (h *hostIndex) attribute(g *Gap, dev model.DeviceID, next detectors.Activit
 			// the device then still had to set it up.
 			g.Cause = CauseLazyInit
 			g.Detail = fmt.Sprintf("first launch of %s: the %s call took %s (module loading); the kernel started %s after it returned",
-				t.Str(next.Name), t.Str(a.Name), a.End.Sub(a.Start), g.End.Sub(a.End))
+				t.Str(next.Name(t)), t.Str(a.Name), a.End.Sub(a.Start), g.End.Sub(a.End))
 			return
 		}
 		g.Cause = CauseDependency
@@ -156,9 +156,9 @@ func (h *hostIndex) dependencyDetail(g *Gap, launch int32, next detectors.Activi
 	if a.End < g.Start {
 		when = fmt.Sprintf("%s before the gap", g.Start.Sub(a.End))
 	}
-	s := fmt.Sprintf("%s was submitted %s (by %s) and started %s after the call returned: it waited for another stream, event or device", t.Str(next.Name), when, t.Str(a.Name), g.End.Sub(a.End))
+	s := fmt.Sprintf("%s was submitted %s (by %s) and started %s after the call returned: it waited for another stream, event or device", t.Str(next.Name(t)), when, t.Str(a.Name), g.End.Sub(a.End))
 	if next.Class == model.KernelComm {
-		s = fmt.Sprintf("collective %s was submitted %s and waited for its peers or inputs", t.Str(next.Name), when)
+		s = fmt.Sprintf("collective %s was submitted %s and waited for its peers or inputs", t.Str(next.Name(t)), when)
 	}
 	list := h.calls[a.Thread]
 	j := sort.Search(len(list), func(i int) bool { return t.APICalls[list[i]].Start > a.Start })
