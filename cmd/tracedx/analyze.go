@@ -243,7 +243,11 @@ func (g *globalOpts) checkInputs(files []string, hint string) error {
 			return usageError("%s: is a directory%s", f, hint)
 		}
 	}
-	return g.Mem.checkFits(files)
+	if err := g.Mem.checkFits(files); err != nil {
+		return err
+	}
+	g.startMemBudget(files)
+	return nil
 }
 
 func unwrapPathError(err error) error {

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/tracedx/tracedx/internal/gcbudget"
 )
 
 // Memory limits. tracedx holds a trace's timeline in memory: a Kineto JSON
@@ -76,6 +78,76 @@ func setSoftMemoryLimit() memLimit {
 		debug.SetMemoryLimit(m.Soft)
 	}
 	return m
+}
+
+// Memory budgets per input byte: the peak memory tracedx aims at, as a
+// share of an input's size (uncompressed for gzip). The collector's soft
+// limit is set to the budget of the run's inputs (gcbudget), and raised
+// above it only by what the live data need. The shares are the targets of
+// docs/performance.md: a Kineto trace's timeline is a fraction of its JSON
+// text; an Nsight export's rows are about as large in memory as on disk
+// (and SQLite's own cache is outside the Go heap).
+const (
+	budgetJSON   = 0.45
+	budgetSQLite = 1.25
+	// budgetFloor is the least budget: logs and small traces need little,
+	// and below this the collector would run for nothing.
+	budgetFloor = 96 << 20
+)
+
+// memBudget is the budget of a run over files.
+func memBudget(files []string) int64 {
+	var b float64
+	for _, f := range files {
+		switch inputKind(f) {
+		case "sqlite":
+			b += budgetSQLite * float64(inputFootprint(f))
+		case "json":
+			b += budgetJSON * float64(inputFootprint(f))
+		}
+	}
+	return max(int64(b), budgetFloor)
+}
+
+// inputKind tells an Nsight export ("sqlite") from a trace in JSON,
+// plain or gzipped ("json"), by their first bytes; anything else is a log
+// (""), which tracedx reads in bounded memory whatever its size.
+func inputKind(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	var head [16]byte
+	n, _ := f.ReadAt(head[:], 0)
+	switch h := head[:n]; {
+	case string(h) == "SQLite format 3\x00":
+		return "sqlite"
+	case len(h) >= 2 && h[0] == 0x1f && h[1] == 0x8b:
+		return "json"
+	case len(strings.TrimLeft(string(h), " \t\r\n")) > 0 && strings.TrimLeft(string(h), " \t\r\n")[0] == '{':
+		return "json"
+	}
+	return ""
+}
+
+// startMemBudget sets the collector's soft limit to the budget of files
+// (see gcbudget), unless GOMEMLIMIT is set: the user's choice stands.
+func (g *globalOpts) startMemBudget(files []string) {
+	if g.Mem.SoftFrom == "GOMEMLIMIT" || g.stopBudget != nil {
+		return
+	}
+	b := memBudget(files)
+	g.stopBudget = gcbudget.Start(b, g.Mem.Soft)
+	g.debug("memory budget for the inputs: %s (the collector's soft limit, raised when the live data need more)", humanSize(b))
+}
+
+// stopMemBudget puts back the soft limit that was in force before.
+func (g *globalOpts) stopMemBudget() {
+	if g.stopBudget != nil {
+		g.stopBudget()
+		g.stopBudget = nil
+	}
 }
 
 // checkFits refuses inputs that together cannot fit in the limit: their

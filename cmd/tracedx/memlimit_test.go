@@ -94,6 +94,26 @@ func TestInputFootprint(t *testing.T) {
 	if got := inputFootprint(filepath.Join(dir, "none")); got != 0 {
 		t.Errorf("missing file footprint %d", got)
 	}
+	// Budgets: a share of the (uncompressed) size by format, a floor for
+	// logs and small files.
+	db := filepath.Join(dir, "t.sqlite")
+	os.WriteFile(db, append([]byte("SQLite format 3\x00"), make([]byte, 1<<20)...), 0o644)
+	js := filepath.Join(dir, "t.json")
+	os.WriteFile(js, []byte("\n  {\"traceEvents\": []}"), 0o644)
+	log := filepath.Join(dir, "t.log")
+	os.WriteFile(log, []byte("# nThread 1 nGpus 8"), 0o644)
+	for f, want := range map[string]string{db: "sqlite", js: "json", gz: "json", log: "", filepath.Join(dir, "none"): ""} {
+		if got := inputKind(f); got != want {
+			t.Errorf("inputKind(%s) = %q, want %q", filepath.Base(f), got, want)
+		}
+	}
+	gib := float64(1 << 30)
+	if got, want := memBudget([]string{gz}), int64(budgetJSON*gib); got != want {
+		t.Errorf("budget of a 1 GiB gzipped trace %d, want %d", got, want)
+	}
+	if got := memBudget([]string{db, js, log}); got != budgetFloor {
+		t.Errorf("budget of small inputs %d, want the floor %d", got, budgetFloor)
+	}
 	m := memLimit{Bytes: 100, Source: "ulimit -v"}
 	if err := m.checkFits([]string{gz}); exitCode(err) != exitOutput {
 		t.Errorf("checkFits: %v (exit %d)", err, exitCode(err))

@@ -49,6 +49,8 @@ type globalOpts struct {
 	Quiet, Verbose bool
 	// Mem is the memory limit inputs are checked against (memlimit.go).
 	Mem memLimit
+	// stopBudget ends the collector's budget for the inputs (memlimit.go).
+	stopBudget func()
 }
 
 // info prints an informational line on stderr unless --quiet.
@@ -189,6 +191,7 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 			code = exitOutput
 		}
 	}()
+	defer g.stopMemBudget()
 	root := newRootCmd(g)
 	root.SetArgs(args)
 	start := time.Now()

@@ -1,0 +1,59 @@
+package gcbudget
+
+import (
+	"runtime"
+	"runtime/debug"
+	"testing"
+	"time"
+)
+
+func TestLimit(t *testing.T) {
+	const mb = 1 << 20
+	cases := []struct {
+		budget, live, ceiling, want int64
+	}{
+		{500 * mb, 100 * mb, 0, 500 * mb},           // room under the budget: the budget
+		{500 * mb, 400 * mb, 0, 600 * mb},           // live data need more: live + half
+		{500 * mb, 10 * mb, 0, 500 * mb},            // small heap
+		{20 * mb, 10 * mb, 0, 42 * mb},              // at least 32 MB of headroom
+		{500 * mb, 400 * mb, 550 * mb, 550 * mb},    // never above the machine's limit
+		{500 * mb, 0, 0, 500 * mb},                  // before the first collection
+		{500 * mb, 1000 * mb, 1200 * mb, 1200 * mb}, // capped
+	}
+	for _, c := range cases {
+		if got := Limit(c.budget, c.live, c.ceiling); got != c.want {
+			t.Errorf("Limit(%d MB, %d MB, %d MB) = %d MB, want %d MB", c.budget/mb, c.live/mb, c.ceiling/mb, got/mb, c.want/mb)
+		}
+	}
+}
+
+// A budget below the live heap is raised after a collection (else the
+// collector would run back to back), and stop puts the old limit back.
+func TestStartFollowsLiveHeap(t *testing.T) {
+	before := debug.SetMemoryLimit(-1)
+	stop := Start(1<<20, 0)
+	if got := debug.SetMemoryLimit(-1); got < minHeadroom {
+		t.Fatalf("limit at start %d: below the least headroom", got)
+	}
+	keep := make([]byte, 96<<20) // live data far above the 1 MB budget
+	for i := range keep {
+		keep[i] = byte(i)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond) // the finalizer goroutine adjusts
+		if debug.SetMemoryLimit(-1) >= 96<<20 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("limit %d MB after collections with 96 MB live", debug.SetMemoryLimit(-1)>>20)
+		}
+	}
+	runtime.KeepAlive(keep)
+	stop()
+	stop() // idempotent
+	if got := debug.SetMemoryLimit(-1); got != before {
+		t.Errorf("limit after stop %d, want %d", got, before)
+	}
+}
