@@ -33,18 +33,25 @@ func sortByStart(ivs []model.Interval) {
 // merge appends the union of the start-sorted ivs to out (which may alias ivs).
 func merge(ivs, out []model.Interval) []model.Interval {
 	for _, iv := range ivs {
-		if iv.End <= iv.Start {
-			continue
-		}
-		if n := len(out); n > 0 && iv.Start <= out[n-1].End {
-			if iv.End > out[n-1].End {
-				out[n-1].End = iv.End
-			}
-			continue
-		}
-		out = append(out, iv)
+		out = AddToUnion(out, iv)
 	}
 	return out
+}
+
+// AddToUnion adds iv to u, the union of intervals that all started no later
+// than iv: u stays a union without ever holding the intervals themselves (a
+// union of millions of calls in start order, in the space of its result).
+func AddToUnion(u []model.Interval, iv model.Interval) []model.Interval {
+	if iv.End <= iv.Start {
+		return u
+	}
+	if n := len(u); n > 0 && iv.Start <= u[n-1].End {
+		if iv.End > u[n-1].End {
+			u[n-1].End = iv.End
+		}
+		return u
+	}
+	return append(u, iv)
 }
 
 // Total returns the summed length of disjoint intervals.

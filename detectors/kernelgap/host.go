@@ -93,9 +93,6 @@ func newHostIndex(t *model.Trace, outsideMin model.Duration) *hostIndex {
 	for k, v := range h.uvm {
 		h.uvm[k] = detectors.Union(v)
 	}
-	for k, v := range h.pidCalls {
-		h.pidCalls[k] = detectors.Union(v)
-	}
 	for k, v := range h.pidRanges {
 		h.pidRanges[k] = detectors.Union(v)
 	}
@@ -123,7 +120,7 @@ func (h *hostIndex) indexCalls(classOf func(model.StringID) model.HostClass) {
 		h.calls[a.Thread] = append(h.calls[a.Thread], int32(i))
 		iv := model.Interval{Start: a.Start, End: a.End}
 		pid := t.Thread(a.Thread).PID
-		h.pidCalls[pid] = append(h.pidCalls[pid], iv)
+		h.pidCalls[pid] = detectors.AddToUnion(h.pidCalls[pid], iv) // calls are in start order
 		switch a.Class {
 		case model.APISync, model.APIMemcpy, model.APIMemset:
 			h.blocking[a.Thread] = append(h.blocking[a.Thread], int32(i))

@@ -498,22 +498,23 @@ func timelines(set *model.TraceSet) ([]model.DeviceTimeline, []model.StepSummary
 		ids, byDev := detectors.DeviceActivities(t)
 		var all []model.Interval
 		for _, id := range ids {
-			ivs := make([]model.Interval, 0, len(byDev[id]))
-			var comp []model.Interval
+			// The device's activities are in start order: the unions
+			// grow in the space of their result.
+			var u, comp []model.Interval
 			for _, a := range byDev[id] {
-				ivs = append(ivs, model.Interval{Start: a.Start, End: a.End})
+				iv := model.Interval{Start: a.Start, End: a.End}
+				u = detectors.AddToUnion(u, iv)
 				if a.IsKernel && a.Class.Compute() {
-					comp = append(comp, model.Interval{Start: a.Start, End: a.End})
+					comp = detectors.AddToUnion(comp, iv)
 				}
 			}
-			u := detectors.UnionInPlace(ivs) // ivs is ours: no second copy
 			all = append(all, u...)
 			if len(u) == 0 || u[len(u)-1].End <= u[0].Start {
 				continue
 			}
 			tl := model.DeviceTimeline{Rank: t.Rank, Device: id, Start: u[0].Start, End: u[len(u)-1].End}
 			tl.Busy = binShares(u, tl.Start, tl.End)
-			tl.Compute = binShares(detectors.UnionInPlace(comp), tl.Start, tl.End)
+			tl.Compute = binShares(comp, tl.Start, tl.End)
 			tls = append(tls, tl)
 		}
 		busy := detectors.UnionInPlace(all)
