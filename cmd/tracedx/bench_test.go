@@ -1,10 +1,13 @@
 package main
 
 import (
+	"errors"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
+	"syscall"
 	"testing"
 
 	"github.com/tracedx/tracedx/internal/corpus"
@@ -84,4 +87,49 @@ func BenchmarkAnalyzeFile(b *testing.B) {
 		b.Skip("TRACEDX_BENCH_FILE not set")
 	}
 	benchAnalyze(b, path)
+}
+
+// BenchmarkPeakRSS runs `tracedx analyze --format json` in a process of its
+// own on TRACEDX_BENCH_FILE (default: the replicated Kineto trace of
+// BenchmarkAnalyze) and reports its peak resident memory, as a share of
+// the (uncompressed) input and of the issue's budget for that kind of
+// input: 0.5x a JSON trace, 1.5x an Nsight export, 200 MB for logs.
+// RSS/budget above 1 is over budget. Compare runs with benchstat.
+func BenchmarkPeakRSS(b *testing.B) {
+	path := os.Getenv("TRACEDX_BENCH_FILE")
+	if path == "" {
+		path = benchInput(b, false)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		b.Fatal(err)
+	}
+	size := inputFootprint(path)
+	budget := 200e6
+	switch inputKind(path) {
+	case "json":
+		budget = 0.5 * float64(size)
+	case "sqlite":
+		budget = 1.5 * float64(size)
+	}
+	var peak int64
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		cmd := exec.Command(exe, "analyze", "--format", "json", path)
+		cmd.Env = append(os.Environ(), "TRACEDX_AS_MAIN=1")
+		if err := cmd.Run(); err != nil {
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() > 1 { // 1: findings at the gate
+				b.Fatalf("%v", err)
+			}
+		}
+		ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+		if !ok {
+			b.Skip("no rusage on this system")
+		}
+		peak = max(peak, ru.Maxrss*1024) // KiB on Linux
+	}
+	b.ReportMetric(float64(peak)/1e6, "peak-RSS-MB")
+	b.ReportMetric(float64(peak)/float64(size), "RSS/input")
+	b.ReportMetric(float64(peak)/budget, "RSS/budget")
 }
