@@ -95,6 +95,7 @@ ticket-ready Markdown report and --format json the versioned JSON report.`,
 	_ = cmd.RegisterFlagCompletionFunc("window", cobra.FixedCompletions([]string{"trace", "hta"}, cobra.ShellCompDirectiveNoFileComp))
 	addPolicyFlags(g, cmd, opts)
 	addRenderFlags(cmd, opts)
+	addMaxMemoryFlag(cmd, g)
 	return cmd
 }
 
@@ -244,6 +245,9 @@ func (g *globalOpts) checkInputs(files []string, hint string) error {
 		}
 	}
 	if err := g.Mem.checkFits(files); err != nil {
+		return err
+	}
+	if err := g.checkMax(files); err != nil {
 		return err
 	}
 	g.startMemBudget(files)

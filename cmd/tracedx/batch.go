@@ -113,6 +113,7 @@ a --policy gate or has findings at or above --fail-on, else 0.`,
 	f.BoolVar(&opts.Fsync, "fsync", true, "fsync each per-input file before renaming it (--fsync=false: faster; still atomic after a kill, not after a power loss)")
 	_ = cmd.RegisterFlagCompletionFunc("fail-on", cobra.FixedCompletions([]string{"info", "warning", "error", "none"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("window", cobra.FixedCompletions([]string{"trace", "hta"}, cobra.ShellCompDirectiveNoFileComp))
+	addMaxMemoryFlag(cmd, g)
 	return cmd
 }
 
@@ -262,6 +263,9 @@ func newBatchConfig(g *globalOpts, opts *batchOptions, a batchArgs, items []batc
 		Formats: a.formats,
 		Analyze: func(ctx context.Context, path string) (*model.Report, error) {
 			if err := g.Mem.checkFits([]string{path}); err != nil {
+				return nil, err
+			}
+			if err := g.checkMax([]string{path}); err != nil {
 				return nil, err
 			}
 			return pipeline.Analyze(ctx, []string{path}, popts)

@@ -70,6 +70,7 @@ busy time grew by more than PCT percent.`,
 	f.IntVar(&opts.MaxWarnings, "max-warnings", 1000, "import warnings kept per file")
 	addStepsFlag(f, &opts.Steps)
 	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(diffreport.Formats, cobra.ShellCompDirectiveNoFileComp))
+	addMaxMemoryFlag(cmd, g)
 	return cmd
 }
 

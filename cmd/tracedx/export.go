@@ -86,6 +86,7 @@ to attach to a ticket; --range START_NS:END_NS picks the time range by hand.`,
 	f.IntVar(&opts.MaxWarnings, "max-warnings", 1000, "import warnings kept per file")
 	addMaxNameFlag(cmd, &opts.MaxNameBytes)
 	_ = cmd.RegisterFlagCompletionFunc("to", cobra.FixedCompletions(exportTargets, cobra.ShellCompDirectiveNoFileComp))
+	addMaxMemoryFlag(cmd, g)
 	return cmd
 }
 

@@ -56,6 +56,7 @@ func newInfoCmd(g *globalOpts, runF func(*infoOptions) error) *cobra.Command {
 		return nil
 	}
 	cmd.Flags().StringVar(&opts.InputFormat, "input-format", "", "force the input format instead of sniffing")
+	addMaxMemoryFlag(cmd, g)
 	return cmd
 }
 

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/spf13/cobra"
+
 	"github.com/tracedx/tracedx/internal/gcbudget"
 )
 
@@ -113,6 +115,9 @@ func memBudget(files []string) int64 {
 // plain or gzipped ("json"), by their first bytes; anything else is a log
 // (""), which tracedx reads in bounded memory whatever its size.
 func inputKind(path string) string {
+	if st, err := os.Stat(path); err != nil || !st.Mode().IsRegular() {
+		return "" // never open a FIFO or a device here: opening may block
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return ""
@@ -133,13 +138,66 @@ func inputKind(path string) string {
 
 // startMemBudget sets the collector's soft limit to the budget of files
 // (see gcbudget), unless GOMEMLIMIT is set: the user's choice stands.
+// With --max-memory, live data above it stop the command (exit 3).
 func (g *globalOpts) startMemBudget(files []string) {
-	if g.Mem.SoftFrom == "GOMEMLIMIT" || g.stopBudget != nil {
+	if g.stopBudget != nil {
 		return
 	}
-	b := memBudget(files)
-	g.stopBudget = gcbudget.Start(b, g.Mem.Soft)
+	b, ceiling, max := memBudget(files), g.Mem.Soft, int64(g.MaxMemory)
+	if max > 0 && (ceiling <= 0 || max < ceiling) {
+		ceiling = max
+	}
+	over := func(live int64) {
+		if g.cancel != nil {
+			g.cancel(&exitError{code: exitOutput, err: fmt.Errorf("%s: the trace's data took %s of memory, above --max-memory %s (%w); raise it, or split the trace",
+				inputsName(files), humanSize(live), humanSize(max), syscall.ENOMEM)})
+		}
+	}
+	if g.Mem.SoftFrom == "GOMEMLIMIT" {
+		if max <= 0 {
+			return // the user's limit stands
+		}
+		b = debug.SetMemoryLimit(-1)
+		ceiling = b
+	}
+	g.stopBudget = gcbudget.StartMax(b, ceiling, max, over)
 	g.debug("memory budget for the inputs: %s (the collector's soft limit, raised when the live data need more)", humanSize(b))
+}
+
+// addMaxMemoryFlag adds --max-memory to a command that reads traces.
+func addMaxMemoryFlag(c *cobra.Command, g *globalOpts) {
+	c.Flags().Var(&g.MaxMemory, "max-memory", "stop with an error (exit 3) as soon as the trace's data need more memory than this (e.g. 4GiB, 500MB; 0: no limit) instead of being killed by the system")
+}
+
+// byteSize is a --max-memory value: bytes, with an optional unit (K, M, G,
+// T: powers of 1000, or KiB, MiB, GiB, TiB: of 1024; a trailing B is
+// optional).
+type byteSize int64
+
+func (s *byteSize) String() string {
+	if *s == 0 {
+		return "0"
+	}
+	return humanSize(int64(*s))
+}
+
+func (s *byteSize) Type() string { return "size" }
+
+func (s *byteSize) Set(v string) error {
+	t := strings.TrimSpace(v)
+	num := strings.TrimRightFunc(t, func(r rune) bool { return r < '0' || r > '9' })
+	unit := strings.ToUpper(strings.TrimSpace(t[len(num):]))
+	mult := map[string]float64{"": 1, "B": 1, "K": 1e3, "KB": 1e3, "M": 1e6, "MB": 1e6, "G": 1e9, "GB": 1e9, "T": 1e12, "TB": 1e12,
+		"KI": 1 << 10, "KIB": 1 << 10, "MI": 1 << 20, "MIB": 1 << 20, "GI": 1 << 30, "GIB": 1 << 30, "TI": 1 << 40, "TIB": 1 << 40}[unit]
+	n, err := strconv.ParseFloat(num, 64)
+	if err != nil || mult == 0 || n < 0 || n*mult >= 1<<62 {
+		return fmt.Errorf("%q is not a size (e.g. 4GiB, 500MB, 0 for none)", v)
+	}
+	if b := n * mult; b > 0 && b < 64<<20 {
+		return fmt.Errorf("%q is below the least tracedx runs in (64 MiB)", v)
+	}
+	*s = byteSize(n * mult)
+	return nil
 }
 
 // stopMemBudget puts back the soft limit that was in force before.
@@ -148,6 +206,28 @@ func (g *globalOpts) stopMemBudget() {
 		g.stopBudget()
 		g.stopBudget = nil
 	}
+}
+
+// checkMax refuses inputs whose budget alone (the least they take, by
+// their kind and size) is above --max-memory.
+func (g *globalOpts) checkMax(files []string) error {
+	max := int64(g.MaxMemory)
+	if max <= 0 {
+		return nil
+	}
+	if need := memBudget(files); need > max && need > budgetFloor {
+		return &exitError{code: exitOutput, err: fmt.Errorf("%s: needs at least %s of memory, above --max-memory %s (%w); raise it, or split the trace",
+			inputsName(files), humanSize(need), humanSize(max), syscall.ENOMEM)}
+	}
+	return nil
+}
+
+// inputsName names the inputs of a run in a message: the file, or "N inputs".
+func inputsName(files []string) string {
+	if len(files) == 1 {
+		return files[0]
+	}
+	return fmt.Sprintf("%d inputs", len(files))
 }
 
 // checkFits refuses inputs that together cannot fit in the limit: their
@@ -163,12 +243,8 @@ func (m memLimit) checkFits(files []string) error {
 	if need <= m.Bytes {
 		return nil
 	}
-	what := files[0]
-	if len(files) > 1 {
-		what = fmt.Sprintf("%d inputs", len(files))
-	}
 	return &exitError{code: exitOutput, err: fmt.Errorf("%s: about %s to hold in memory, above the %s of %s (%w); raise the limit, or split the trace",
-		what, humanSize(need), m.Source, humanSize(m.Bytes), syscall.ENOMEM)}
+		inputsName(files), humanSize(need), m.Source, humanSize(m.Bytes), syscall.ENOMEM)}
 }
 
 // inputFootprint estimates the memory an input's timeline takes: its size,

@@ -46,16 +46,7 @@ func underUlimit(t *testing.T, kb string, env []string, args ...string) (int, st
 func TestMemoryLimit(t *testing.T) {
 	needImporters(t)
 	dir := t.TempDir()
-	big := filepath.Join(dir, "big.pt.trace.json")
-	f, err := os.Create(big)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.WriteString(`{"traceEvents":[`)
-	if err := f.Truncate(5 << 29); err != nil { // sparse: no disk used
-		t.Skip(err)
-	}
-	f.Close()
+	big := sparseTrace(t, dir, 5<<29)
 	small := filepath.Join(dir, "small.pt.trace.json")
 	writeKinetoTrace(t, small, 10, 30, false)
 
@@ -118,4 +109,63 @@ func TestInputFootprint(t *testing.T) {
 	if err := m.checkFits([]string{gz}); exitCode(err) != exitOutput {
 		t.Errorf("checkFits: %v (exit %d)", err, exitCode(err))
 	}
+}
+
+// TestMaxMemory: --max-memory takes sizes with units, refuses an input
+// whose least need is above it before reading (exit 3, one line naming the
+// file), and stops a run whose live data go above it with the same kind of
+// error and no output file.
+func TestMaxMemory(t *testing.T) {
+	needImporters(t)
+	var s byteSize
+	for in, want := range map[string]int64{"4GiB": 4 << 30, "500MB": 500e6, "0": 0, "1.5G": 1.5e9, "100 mib": 100 << 20, "2T": 2e12} {
+		if err := s.Set(in); err != nil || int64(s) != want {
+			t.Errorf("Set(%q) = %d, %v; want %d", in, int64(s), err, want)
+		}
+	}
+	for _, in := range []string{"", "x", "1x", "-1G", "12 parsecs", "1MB", "1e30"} {
+		if err := s.Set(in); err == nil {
+			t.Errorf("Set(%q) accepted: %d", in, int64(s))
+		}
+	}
+	dir := t.TempDir()
+	big := sparseTrace(t, dir, 1<<30)
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"analyze", big, "--max-memory", "256MiB", "-q"}, &stdout, &stderr)
+	if code != exitOutput || strings.Count(stderr.String(), "\n") != 1 || !strings.Contains(stderr.String(), big+": needs at least 461 MiB of memory, above --max-memory 256 MiB") {
+		t.Errorf("input above --max-memory: exit %d\n%s", code, stderr.String())
+	}
+	// A trace whose data (some 100 MB live) outgrow a 64 MiB maximum.
+	mid := filepath.Join(dir, "mid.pt.trace.json")
+	writeKinetoTrace(t, mid, 200000, 30, false)
+	out := filepath.Join(dir, "r.json")
+	stderr.Reset()
+	code = run([]string{"analyze", mid, "--max-memory", "64MiB", "-q", "--format", "json", "-o", out}, &stdout, &stderr)
+	if code != exitOutput || !strings.Contains(stderr.String(), mid+": the trace's data took ") || !strings.Contains(stderr.String(), "above --max-memory 64 MiB") {
+		t.Errorf("live data above --max-memory: exit %d\n%s", code, stderr.String())
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Error("an output was written")
+	}
+	stderr.Reset()
+	if code = run([]string{"analyze", mid, "--max-memory", "4GiB", "-q", "--format", "json", "-o", out}, &stdout, &stderr); code > 1 {
+		t.Errorf("within --max-memory: exit %d\n%s", code, stderr.String())
+	}
+}
+
+// sparseTrace writes a Kineto trace of size bytes that uses no disk: its
+// head, then a hole.
+func sparseTrace(t *testing.T, dir string, size int64) string {
+	t.Helper()
+	big := filepath.Join(dir, "big.pt.trace.json")
+	f, err := os.Create(big)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	f.WriteString(`{"traceEvents":[`)
+	if err := f.Truncate(size); err != nil {
+		t.Skip(err)
+	}
+	return big
 }

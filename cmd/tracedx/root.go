@@ -51,6 +51,10 @@ type globalOpts struct {
 	Mem memLimit
 	// stopBudget ends the collector's budget for the inputs (memlimit.go).
 	stopBudget func()
+	// MaxMemory is --max-memory in bytes (0: none); cancel stops the
+	// command with a cause when the live data go above it.
+	MaxMemory byteSize
+	cancel    context.CancelCauseFunc
 }
 
 // info prints an informational line on stderr unless --quiet.
@@ -143,7 +147,8 @@ func resourceError(err error) bool {
 // exits 130 or 143. A second signal, or a command still running 5 s after
 // the first, exits at once (temporary files removed).
 func run(args []string, stdout, stderr io.Writer) (code int) {
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancelCause := context.WithCancelCause(context.Background())
+	cancel := func() { cancelCause(nil) }
 	defer cancel()
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
@@ -181,7 +186,7 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 			}
 		}
 	}()
-	g := &globalOpts{Stdout: stdout, Stderr: stderr, Ctx: ctx, Mem: setSoftMemoryLimit()}
+	g := &globalOpts{Stdout: stdout, Stderr: stderr, Ctx: ctx, Mem: setSoftMemoryLimit(), cancel: cancelCause}
 	if f, ok := stderr.(*os.File); ok {
 		g.StderrIsTTY = term.IsTerminal(int(f.Fd())) && colorAllowed()
 	}
@@ -196,6 +201,10 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 	root.SetArgs(args)
 	start := time.Now()
 	err := root.Execute()
+	var memErr *exitError
+	if c := context.Cause(ctx); err != nil && errors.As(c, &memErr) {
+		err = c // --max-memory stopped the run: say so, not "context canceled"
+	}
 	g.debug("finished in %s (exit %d)", time.Since(start).Round(time.Millisecond), exitCode(err))
 	if c := sigCode.Load(); c != 0 {
 		name := "interrupted"

@@ -41,6 +41,8 @@ func Limit(budget, live, ceiling int64) int64 {
 type tuner struct {
 	mu              sync.Mutex
 	budget, ceiling int64
+	max             int64
+	over            func(live int64)
 	prev            int64
 	stopped         bool
 	sample          []metrics.Sample
@@ -50,7 +52,15 @@ type tuner struct {
 // and keeps adjusting it after each collection, as the package says. The
 // returned stop puts back the limit that was in force before.
 func Start(budget, ceiling int64) (stop func()) {
-	t := &tuner{budget: budget, ceiling: ceiling, prev: debug.SetMemoryLimit(-1),
+	return StartMax(budget, ceiling, 0, nil)
+}
+
+// StartMax is Start with a hard maximum: the first time a collection finds
+// more than max bytes live (0: no maximum), over is called with the live
+// heap, from the runtime's finalizer goroutine, so that the run can stop
+// with a clear error instead of being killed once the machine runs out.
+func StartMax(budget, ceiling, max int64, over func(live int64)) (stop func()) {
+	t := &tuner{budget: budget, ceiling: ceiling, max: max, over: over, prev: debug.SetMemoryLimit(-1),
 		sample: []metrics.Sample{{Name: "/gc/heap/live:bytes"}}}
 	t.adjust()
 	t.arm()
@@ -90,5 +100,9 @@ func (t *tuner) adjust() bool {
 		live = int64(min(v.Uint64(), math.MaxInt64))
 	}
 	debug.SetMemoryLimit(Limit(t.budget, live, t.ceiling))
+	if t.max > 0 && live > t.max && t.over != nil {
+		t.over(live)
+		t.over = nil
+	}
 	return true
 }

@@ -57,3 +57,34 @@ func TestStartFollowsLiveHeap(t *testing.T) {
 		t.Errorf("limit after stop %d, want %d", got, before)
 	}
 }
+
+// Live data above the maximum call over once, with the live heap.
+func TestStartMaxCallsOver(t *testing.T) {
+	got := make(chan int64, 4)
+	stop := StartMax(1<<20, 0, 48<<20, func(live int64) { got <- live })
+	defer stop()
+	keep := make([]byte, 96<<20)
+	for i := range keep {
+		keep[i] = byte(i)
+	}
+	deadline := time.After(10 * time.Second)
+	for {
+		runtime.GC()
+		select {
+		case live := <-got:
+			runtime.KeepAlive(keep)
+			if live < 96<<20 {
+				t.Errorf("over called with %d live bytes", live)
+			}
+			runtime.GC()
+			time.Sleep(20 * time.Millisecond)
+			if len(got) != 0 {
+				t.Error("over called twice")
+			}
+			return
+		case <-deadline:
+			t.Fatal("over not called with 96 MB live and a 48 MB maximum")
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
