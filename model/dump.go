@@ -94,10 +94,11 @@ func (d *dumper) gpuActivity() {
 	p("kernels %d\n", len(t.Kernels))
 	for i := range t.Kernels {
 		k := &t.Kernels[i]
+		c := t.LaunchConfig(k)
 		p("  %d %d dev=%d stream=%d corr=%d/%d ext=%d graph=%d grid=%v block=%v regs=%d smem=%d %s", k.Start, k.End, k.Device, k.Stream,
-			k.CorrScope, k.Correlation, k.ExternalID, k.GraphID, k.Grid, k.Block, k.Registers, k.SharedMem, s(k.Name))
-		if k.ShortName != NoString {
-			p(" short=%s", s(k.ShortName))
+			k.CorrScope, k.Correlation, k.ExternalID, k.GraphID, c.Grid, c.Block, c.Registers, c.SharedMem, s(k.Name))
+		if c.ShortName != NoString {
+			p(" short=%s", s(c.ShortName))
 		}
 		p("\n")
 	}

@@ -12,13 +12,11 @@ type Kernel struct {
 	GraphID   int64
 	Stream    StreamID
 	Name      StringID // full (demangled where possible) name
-	ShortName StringID // short name where the capture has one
 	Device    DeviceID
 	CorrScope int32
-	Grid      [3]int32
-	Block     [3]int32
-	Registers int32 // registers per thread (0 = unknown)
-	SharedMem int32 // static + dynamic shared memory bytes (0 = unknown)
+	// Config is the launch configuration (short name, grid, block,
+	// registers, shared memory) in Trace.Configs: Trace.LaunchConfig.
+	Config ConfigID
 }
 
 // Interval returns the kernel's time window.

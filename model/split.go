@@ -19,7 +19,7 @@ import (
 // copies, syncs, API calls: the process id), their thread (ranges, OS calls,
 // GIL, memory events) or their device (collectives, device counters);
 // host-wide counters go to every part. The parts share the string table and
-// the thread list; import warnings stay with the first part.
+// the thread list (and the launch configurations); import warnings stay with the first part.
 func SplitRanks(t *Trace) []*Trace {
 	if t.Rank != NoRank || t.Bench != nil || t.JobLog != nil {
 		return nil
@@ -73,7 +73,7 @@ func SplitRanks(t *Trace) []*Trace {
 	for r, p := range procs {
 		rankOf[p.pid] = r
 		q := &Trace{Path: fmt.Sprintf("%s#pid%d", t.Path, p.pid), Format: t.Format, Producer: t.Producer, Rank: r, WorldSize: len(procs),
-			Clock: t.Clock, Capture: t.Capture, Caps: t.Caps, Strings: t.Strings, Threads: t.Threads, CallChains: t.CallChains, Meta: map[string]string{}}
+			Clock: t.Clock, Capture: t.Capture, Caps: t.Caps, Strings: t.Strings, Configs: t.Configs.share(), Threads: t.Threads, CallChains: t.CallChains, Meta: map[string]string{}}
 		for k, v := range t.Meta {
 			q.Meta[k] = v
 		}

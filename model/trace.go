@@ -82,6 +82,7 @@ type Trace struct {
 	Caps    Capabilities
 
 	Strings   StringTable
+	Configs   ConfigTable // kernel launch configurations (Kernel.Config)
 	Devices   []Device
 	Processes []Process
 	Threads   []Thread
@@ -362,6 +363,7 @@ func (t *Trace) Finalize() {
 	})
 	par(t.sortRanges)
 	wg.Wait()
+	t.Configs.dropIndex()
 	t.Caps.fillFrom(t)
 }
 

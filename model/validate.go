@@ -107,13 +107,18 @@ func (v *validator) check() {
 		}
 		seenThreads[k] = true
 	}
+	for i, c := range t.Configs.tab.vals {
+		v.str("configs", i, c.ShortName)
+	}
 	var prev Time
 	for i := range t.Kernels {
 		k := &t.Kernels[i]
 		v.span("kernels", i, k.Start, k.End, prev)
 		prev = k.Start
 		v.str("kernels", i, k.Name)
-		v.str("kernels", i, k.ShortName)
+		if int(k.Config) >= t.Configs.Len() {
+			v.fail("kernels[%d]: launch configuration %d out of range", i, k.Config)
+		}
 		dev("kernels", i, k.Device)
 		if k.Name == NoString {
 			v.fail("kernels[%d]: no name", i)

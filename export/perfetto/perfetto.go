@@ -239,6 +239,22 @@ func (e *encoder) argDims(key string, d [3]int32) {
 	e.b = append(e.b, ']')
 }
 
+// launchArgs writes a kernel's launch dimensions and resources, those known.
+func (e *encoder) launchArgs(lc model.LaunchConfig) {
+	if lc.Grid != [3]int32{} {
+		e.argDims("grid", lc.Grid)
+	}
+	if lc.Block != [3]int32{} {
+		e.argDims("block", lc.Block)
+	}
+	if lc.Registers != 0 {
+		e.argInt("registers", int64(lc.Registers))
+	}
+	if lc.SharedMem != 0 {
+		e.argInt("shared_mem", int64(lc.SharedMem))
+	}
+}
+
 func (e *encoder) closeArgs() { e.b = append(e.b, '}') }
 
 // slice starts an "X" event (zero-length ones included), or, when instant is
@@ -504,17 +520,8 @@ func (e *encoder) kernels(t *model.Trace, tl *traceLayout) {
 		if k.GraphID != 0 {
 			e.argInt("graph_id", k.GraphID)
 		}
-		if k.Grid != [3]int32{} {
-			e.argDims("grid", k.Grid)
-		}
-		if k.Block != [3]int32{} {
-			e.argDims("block", k.Block)
-		}
-		if k.Registers != 0 {
-			e.argInt("registers", int64(k.Registers))
-		}
-		if k.SharedMem != 0 {
-			e.argInt("shared_mem", int64(k.SharedMem))
+		if lc := t.LaunchConfig(k); lc != (model.LaunchConfig{}) {
+			e.launchArgs(lc)
 		}
 		if ci, ok := colls[collKey{k.Device, k.Stream, k.Correlation}]; ok && k.Correlation != 0 {
 			c := &t.Collectives[ci]

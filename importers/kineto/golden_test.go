@@ -45,9 +45,7 @@ func gpuTrace(dev model.DeviceID, vendor, devName, launch, copyAPI string) *mode
 	}
 	b.Kernel(dev, 7, "ampere_sgemm_128x64_nn", 10, 25, main, 3)
 	t.Kernels[len(t.Kernels)-1].ExternalID = 11
-	t.Kernels[len(t.Kernels)-1].Grid = [3]int32{120, 1, 1}
-	t.Kernels[len(t.Kernels)-1].Block = [3]int32{256, 1, 1}
-	t.Kernels[len(t.Kernels)-1].Registers = 64
+	t.Kernels[len(t.Kernels)-1].Config = t.InternConfig(model.LaunchConfig{Grid: [3]int32{120, 1, 1}, Block: [3]int32{256, 1, 1}, Registers: 64})
 	t.APICalls[len(t.APICalls)-1].Name = t.Intern(launch)
 	t.APICalls[len(t.APICalls)-1].ExternalID = 11
 	b.Copy(dev, 7, model.MemHtoD, model.MemPageable, model.MemDevice, 4096, 30, 32, main, copyAPI, 26, 33)
