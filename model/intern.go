@@ -1,15 +1,16 @@
 package model
 
-// interned keeps each distinct value once and numbers them in order of
-// arrival; index 0 is always the zero value ("none"). The zero value is ready
-// to use. StringTable and ConfigTable are built on it.
-type interned[T comparable, ID ~uint32] struct {
+// InternTable keeps each distinct value once and numbers the values in order
+// of arrival; ID 0 is always the zero value ("none"), so zero records stay
+// valid. The zero table is ready to use. Trace.Strings and Trace.Configs
+// are built on it.
+type InternTable[T comparable, ID ~uint32] struct {
 	vals  []T
-	index map[T]ID // nil until the first intern, or after the index is dropped
+	index map[T]ID // nil until the first Intern, or after the index is dropped
 }
 
-// intern returns the ID of v, adding it if it is new.
-func (in *interned[T, ID]) intern(v T) ID {
+// Intern returns the ID of v, adding it if it is new.
+func (in *InternTable[T, ID]) Intern(v T) ID {
 	var zero T
 	if v == zero {
 		return 0
@@ -32,8 +33,8 @@ func (in *interned[T, ID]) intern(v T) ID {
 	return id
 }
 
-// get returns the value with the given ID (the zero value for unknown IDs).
-func (in *interned[T, ID]) get(id ID) T {
+// Get returns the value with the given ID (the zero value for unknown IDs).
+func (in *InternTable[T, ID]) Get(id ID) T {
 	if int(id) >= len(in.vals) {
 		var zero T
 		return zero
@@ -41,5 +42,15 @@ func (in *interned[T, ID]) get(id ID) T {
 	return in.vals[id]
 }
 
-// size returns the number of values including the zero one.
-func (in *interned[T, ID]) size() int { return max(len(in.vals), 1) }
+// Len returns the number of values including the zero one.
+func (in *InternTable[T, ID]) Len() int { return max(len(in.vals), 1) }
+
+// dropIndex frees the lookup map once import is over; Intern rebuilds it.
+func (in *InternTable[T, ID]) dropIndex() { in.index = nil }
+
+// share returns a table with the same values for another trace (a part of a
+// split): its own index, and no spare capacity, so that what one side adds
+// never overwrites the other's.
+func (in *InternTable[T, ID]) share() InternTable[T, ID] {
+	return InternTable[T, ID]{vals: in.vals[:len(in.vals):len(in.vals)]}
+}

@@ -19,32 +19,8 @@ type ConfigID uint32
 // NoConfig is the ConfigID of the zero LaunchConfig.
 const NoConfig ConfigID = 0
 
-// ConfigTable interns launch configurations. The zero value is ready to use;
-// index 0 is always the zero configuration.
-type ConfigTable struct {
-	tab interned[LaunchConfig, ConfigID] // the index is dropped after import
-}
-
-// Intern returns the ID of c, adding it if it is new.
-func (ct *ConfigTable) Intern(c LaunchConfig) ConfigID { return ct.tab.intern(c) }
-
-// Get returns the configuration with the given ID (the zero configuration
-// for unknown IDs).
-func (ct *ConfigTable) Get(id ConfigID) LaunchConfig { return ct.tab.get(id) }
-
-// Len returns the number of configurations including the zero one.
-func (ct *ConfigTable) Len() int { return ct.tab.size() }
-
-// dropIndex frees the lookup map once import is over; Intern rebuilds it.
-func (ct *ConfigTable) dropIndex() { ct.tab.index = nil }
-
-// share returns a table with the same configurations for another trace (a
-// part of a split): its own index, and no spare capacity, so that what one
-// side adds never overwrites the other's.
-func (ct *ConfigTable) share() ConfigTable {
-	v := ct.tab.vals
-	return ConfigTable{tab: interned[LaunchConfig, ConfigID]{vals: v[:len(v):len(v)]}}
-}
+// ConfigTable interns launch configurations; index 0 is the zero one.
+type ConfigTable = InternTable[LaunchConfig, ConfigID]
 
 // LaunchConfig returns the launch configuration of kernel k.
 func (t *Trace) LaunchConfig(k *Kernel) LaunchConfig { return t.Configs.Get(k.Config) }

@@ -10,11 +10,11 @@ const NoString StringID = 0
 // StringTable interns strings. The zero value is ready to use; index 0 is
 // always the empty string.
 type StringTable struct {
-	tab interned[string, StringID]
+	tab InternTable[string, StringID]
 }
 
 // Intern returns the ID of s, adding it if it is new.
-func (st *StringTable) Intern(s string) StringID { return st.tab.intern(s) }
+func (st *StringTable) Intern(s string) StringID { return st.tab.Intern(s) }
 
 // InternBytes is Intern for a byte slice; it does not allocate when the
 // string is already known.
@@ -40,7 +40,7 @@ func (st *StringTable) Lookup(s string) (StringID, bool) {
 }
 
 // Get returns the string with the given ID ("" for unknown IDs).
-func (st *StringTable) Get(id StringID) string { return st.tab.get(id) }
+func (st *StringTable) Get(id StringID) string { return st.tab.Get(id) }
 
 // Len returns the number of interned strings including the empty string.
-func (st *StringTable) Len() int { return st.tab.size() }
+func (st *StringTable) Len() int { return st.tab.Len() }

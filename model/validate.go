@@ -107,7 +107,7 @@ func (v *validator) check() {
 		}
 		seenThreads[k] = true
 	}
-	for i, c := range t.Configs.tab.vals {
+	for i, c := range t.Configs.vals {
 		v.str("configs", i, c.ShortName)
 	}
 	var prev Time
