@@ -130,9 +130,10 @@ func (d *dumper) hostActivity() {
 	p("ranges %d\n", len(t.Ranges))
 	for i := range t.Ranges {
 		r := &t.Ranges[i]
-		p("  %d %d %s depth=%d thread=%s dev=%d stream=%d ext=%d", r.Start, r.End, r.Kind, r.Depth, th(r.Thread), r.Device, r.Stream, r.ExternalID)
-		if r.Domain != NoString {
-			p(" domain=%s", s(r.Domain))
+		tr := t.RangeTrack(r)
+		p("  %d %d %s depth=%d thread=%s dev=%d stream=%d ext=%d", r.Start, r.End, r.Kind, r.Depth, th(r.Thread), tr.Device, tr.Stream, r.ExternalID)
+		if tr.Domain != NoString {
+			p(" domain=%s", s(tr.Domain))
 		}
 		p(" %s\n", s(r.Name))
 	}

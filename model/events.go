@@ -228,12 +228,12 @@ type Range struct {
 	Start, End Time
 	ExternalID int64
 	Name       StringID
-	Domain     StringID // NVTX domain, or "" for the default
 	Thread     ThreadID
-	Stream     StreamID
-	Device     DeviceID
-	Depth      int16 // nesting depth within its lane, 0 = outermost (set by Finalize)
-	Kind       RangeKind
+	// Track is the range's domain, device and stream in Trace.RangeTracks:
+	// Trace.RangeTrack.
+	Track TrackID
+	Depth int16 // nesting depth within its lane, 0 = outermost (set by Finalize)
+	Kind  RangeKind
 }
 
 // OSCall is one OS runtime call (Nsight Systems OSRT trace).

@@ -110,6 +110,9 @@ func (v *validator) check() {
 	for i, c := range t.Configs.vals {
 		v.str("configs", i, c.ShortName)
 	}
+	for i, rt := range t.RangeTracks.vals {
+		v.str("range tracks", i, rt.Domain)
+	}
 	var prev Time
 	for i := range t.Kernels {
 		k := &t.Kernels[i]
@@ -160,9 +163,11 @@ func (v *validator) check() {
 		v.span("ranges", i, r.Start, r.End, prev)
 		prev = r.Start
 		v.str("ranges", i, r.Name)
-		v.str("ranges", i, r.Domain)
+		if int(r.Track) >= t.RangeTracks.Len() {
+			v.fail("ranges[%d]: track %d out of range", i, r.Track)
+		}
 		if r.Kind == RangeGPUAnnotation {
-			dev("ranges", i, r.Device)
+			dev("ranges", i, t.RangeTrack(r).Device)
 		} else {
 			v.thread("ranges", i, r.Thread, true)
 		}

@@ -372,7 +372,8 @@ func layout(set *model.TraceSet) *setLayout {
 		}
 		for k := range t.Ranges {
 			if r := &t.Ranges[k]; r.Thread == model.NoThread {
-				use(r.Device, r.Stream)
+				tr := t.RangeTrack(r)
+				use(tr.Device, tr.Stream)
 			}
 		}
 		memDevices(t, devs)
@@ -609,18 +610,19 @@ func (e *encoder) ranges(t *model.Trace, tl *traceLayout) {
 		}
 		var pid int
 		var tid int64
+		tr := t.RangeTrack(r)
 		switch {
 		case r.Thread != model.NoThread:
 			th := t.Thread(r.Thread)
 			pid, tid = tl.hostPid[th.PID], th.TID
-		case r.Device != model.NoDevice:
-			pid, tid = tl.devPid[r.Device], int64(r.Stream)
+		case tr.Device != model.NoDevice:
+			pid, tid = tl.devPid[tr.Device], int64(tr.Stream)
 		default:
 			continue // a range on no lane cannot be drawn
 		}
 		e.slice(pid, tid, t.Str(r.Name), r.Kind.String(), st, en, r.Kind == model.RangeMark)
 		e.args()
-		if d := t.Str(r.Domain); d != "" {
+		if d := t.Str(tr.Domain); d != "" {
 			e.argStr("domain", d)
 		}
 		if r.ExternalID != 0 {

@@ -221,6 +221,7 @@ func kcfg(r row) model.LaunchConfig     { return r.t.LaunchConfig(kern(r)) }
 func memop(r row) *model.MemOp          { return &r.t.MemOps[r.i] }
 func api(r row) *model.APICall          { return &r.t.APICalls[r.i] }
 func rng(r row) *model.Range            { return &r.t.Ranges[r.i] }
+func rtrack(r row) model.RangeTrack     { return r.t.RangeTrack(rng(r)) }
 func coll(r row) *model.Collective      { return &r.t.Collectives[r.i] }
 func sample(r row) *model.CounterSample { return &r.t.Samples[r.i] }
 func series(r row) *model.CounterSeries { return &r.t.Counters[r.t.Samples[r.i].Series] }
@@ -312,13 +313,13 @@ var tables = []*table{
 		cols: cat(
 			[]column{rankCol(), pidCol(func(r row) model.ThreadID { return rng(r).Thread }),
 				tidCol(func(r row) model.ThreadID { return rng(r).Thread }),
-				deviceCol(func(r row) model.DeviceID { return rng(r).Device }),
-				streamCol(func(r row) model.StreamID { return rng(r).Stream })},
+				deviceCol(func(r row) model.DeviceID { return rtrack(r).Device }),
+				streamCol(func(r row) model.StreamID { return rtrack(r).Stream })},
 			timeCols(func(r row) (model.Time, model.Time) { g := rng(r); return g.Start, g.End }),
 			[]column{
 				strCol("name", "range name", func(r row) model.StringID { return rng(r).Name }),
 				enumCol("kind", "user, step, cpu-op, python, nvtx, gpu-annotation or mark", rangeKinds, func(r row) int { return enumIndex(int(rng(r).Kind), len(rangeKinds)) }),
-				strCol("domain", "NVTX domain (null for the default domain)", func(r row) model.StringID { return rng(r).Domain }),
+				strCol("domain", "NVTX domain (null for the default domain)", func(r row) model.StringID { return rtrack(r).Domain }),
 				i32Col("depth", "nesting depth within its lane, 0 = outermost", func(r row) int32 { return int32(rng(r).Depth) }),
 				i64Col("external_id", "Kineto External id (0 = none)", func(r row) int64 { return rng(r).ExternalID }),
 			}),

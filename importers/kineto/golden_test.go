@@ -70,7 +70,7 @@ func gpuTrace(dev model.DeviceID, vendor, devName, launch, copyAPI string) *mode
 		Bytes: 1 << 20, Dtype: t.Intern("Float"), Group: t.Intern("0"), GroupSize: 2, Rank: 0, Seq: -1,
 		Device: model.NoDevice, Stream: model.NoStream, Source: model.CollFromCPU})
 	t.Ranges = append(t.Ranges, model.Range{Start: fixture.US(70), End: fixture.US(120), Name: t.Intern("nccl:all_reduce"),
-		Device: dev, Stream: 20, Thread: model.NoThread, Kind: model.RangeGPUAnnotation, ExternalID: 40})
+		Track: t.InternTrack(model.RangeTrack{Device: dev, Stream: 20}), Thread: model.NoThread, Kind: model.RangeGPUAnnotation, ExternalID: 40})
 	t.Syncs = append(t.Syncs, model.SyncEvent{Start: fixture.US(130), End: fixture.US(140), Device: dev, Stream: 7, Kind: model.SyncStream, Correlation: 95})
 	b.API(main, "cudaStreamSynchronize", model.APISync, 129, 141, 95)
 	t.MemEvents = append(t.MemEvents,

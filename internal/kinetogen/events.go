@@ -98,8 +98,9 @@ func (g *gen) rangeEvent(r *model.Range, c colls) []byte {
 	t := g.t
 	name := t.Str(r.Name)
 	o := g.event("X", g.rangeCat(r), name)
+	tr := t.RangeTrack(r)
 	if r.Kind == model.RangeGPUAnnotation {
-		g.gpuLane(o, r.Device, r.Stream, false)
+		g.gpuLane(o, tr.Device, tr.Stream, false)
 	} else {
 		g.cpuLane(o, r.Thread, false)
 	}
@@ -110,8 +111,8 @@ func (g *gen) rangeEvent(r *model.Range, c colls) []byte {
 		a.int(g.extKey(), r.ExternalID)
 	}
 	if r.Kind == model.RangeGPUAnnotation {
-		a.int("device", int64(r.Device))
-		a.int("stream", int64(r.Stream))
+		a.int("device", int64(tr.Device))
+		a.int("stream", int64(tr.Stream))
 	}
 	if cl := c.cpu[[2]model.Time{r.Start, r.End}]; cl != nil && name == "record_param_comms" {
 		collArgs(t, a, cl)
