@@ -18,8 +18,9 @@ import (
 // Records are given to a process by their correlation scope (kernels,
 // copies, syncs, API calls: the process id), their thread (ranges, OS calls,
 // GIL, memory events) or their device (collectives, device counters);
-// host-wide counters go to every part. The parts share the string table and
-// the thread list (and the launch configurations and range tracks); import warnings stay with the first part.
+// host-wide counters go to every part. The parts share the string table, the
+// thread list, the launch configurations and the range tracks; import
+// warnings stay with the first part.
 func SplitRanks(t *Trace) []*Trace {
 	if t.Rank != NoRank || t.Bench != nil || t.JobLog != nil {
 		return nil
