@@ -1,16 +1,6 @@
 package model
 
-import (
-	"testing"
-	"unsafe"
-)
-
-// The kernel table is most of a big trace's model: keep its row narrow.
-func TestKernelRowSize(t *testing.T) {
-	if n := unsafe.Sizeof(Kernel{}); n > 64 {
-		t.Fatalf("model.Kernel is %d bytes, want at most 64: keep rare or repeated fields out of the row", n)
-	}
-}
+import "testing"
 
 func TestConfigTable(t *testing.T) {
 	tr := NewTrace("x", FormatNsys)

