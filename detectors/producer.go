@@ -104,8 +104,8 @@ func DetectProducer(t *model.Trace) ProducerInfo {
 		n.kernels++
 		name := t.Str(k.Name)
 		short := name
-		if k.ShortName != model.NoString {
-			short = t.Str(k.ShortName)
+		if sn := t.LaunchConfig(k).ShortName; sn != model.NoString {
+			short = t.Str(sn)
 		}
 		switch {
 		case strings.Contains(name, "at::native::") || strings.Contains(name, "at::cuda::") || strings.Contains(name, "c10::"):

@@ -94,10 +94,11 @@ func (d *dumper) gpuActivity() {
 	p("kernels %d\n", len(t.Kernels))
 	for i := range t.Kernels {
 		k := &t.Kernels[i]
+		c := t.LaunchConfig(k)
 		p("  %d %d dev=%d stream=%d corr=%d/%d ext=%d graph=%d grid=%v block=%v regs=%d smem=%d %s", k.Start, k.End, k.Device, k.Stream,
-			k.CorrScope, k.Correlation, k.ExternalID, k.GraphID, k.Grid, k.Block, k.Registers, k.SharedMem, s(k.Name))
-		if k.ShortName != NoString {
-			p(" short=%s", s(k.ShortName))
+			k.CorrScope, k.Correlation, k.ExternalID, k.GraphID, c.Grid, c.Block, c.Registers, c.SharedMem, s(k.Name))
+		if c.ShortName != NoString {
+			p(" short=%s", s(c.ShortName))
 		}
 		p("\n")
 	}
@@ -129,9 +130,10 @@ func (d *dumper) hostActivity() {
 	p("ranges %d\n", len(t.Ranges))
 	for i := range t.Ranges {
 		r := &t.Ranges[i]
-		p("  %d %d %s depth=%d thread=%s dev=%d stream=%d ext=%d", r.Start, r.End, r.Kind, r.Depth, th(r.Thread), r.Device, r.Stream, r.ExternalID)
-		if r.Domain != NoString {
-			p(" domain=%s", s(r.Domain))
+		tr := t.RangeTrack(r)
+		p("  %d %d %s depth=%d thread=%s dev=%d stream=%d ext=%d", r.Start, r.End, r.Kind, r.Depth, th(r.Thread), tr.Device, tr.Stream, r.ExternalID)
+		if tr.Domain != NoString {
+			p(" domain=%s", s(tr.Domain))
 		}
 		p(" %s\n", s(r.Name))
 	}

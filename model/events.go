@@ -12,13 +12,11 @@ type Kernel struct {
 	GraphID   int64
 	Stream    StreamID
 	Name      StringID // full (demangled where possible) name
-	ShortName StringID // short name where the capture has one
 	Device    DeviceID
 	CorrScope int32
-	Grid      [3]int32
-	Block     [3]int32
-	Registers int32 // registers per thread (0 = unknown)
-	SharedMem int32 // static + dynamic shared memory bytes (0 = unknown)
+	// Config is the launch configuration (short name, grid, block,
+	// registers, shared memory) in Trace.Configs: Trace.LaunchConfig.
+	Config ConfigID
 }
 
 // Interval returns the kernel's time window.
@@ -230,12 +228,12 @@ type Range struct {
 	Start, End Time
 	ExternalID int64
 	Name       StringID
-	Domain     StringID // NVTX domain, or "" for the default
 	Thread     ThreadID
-	Stream     StreamID
-	Device     DeviceID
-	Depth      int16 // nesting depth within its lane, 0 = outermost (set by Finalize)
-	Kind       RangeKind
+	// Track is the range's domain, device and stream in Trace.RangeTracks:
+	// Trace.RangeTrack.
+	Track TrackID
+	Depth int16 // nesting depth within its lane, 0 = outermost (set by Finalize)
+	Kind  RangeKind
 }
 
 // OSCall is one OS runtime call (Nsight Systems OSRT trace).

@@ -35,7 +35,7 @@ func TestFinalizeSortsAndNests(t *testing.T) {
 	th0 := tr.ThreadFor(1, 2) // added later, sorts first
 	tr.Devices = []model.Device{{ID: 0}}
 	r := func(th model.ThreadID, s, e model.Time, name string) {
-		tr.Ranges = append(tr.Ranges, model.Range{Start: s, End: e, Thread: th, Name: tr.Intern(name), Device: model.NoDevice, Stream: model.NoStream, Kind: model.RangeCPUOp})
+		tr.Ranges = append(tr.Ranges, model.Range{Start: s, End: e, Thread: th, Name: tr.Intern(name), Track: tr.InternTrack(model.CPUTrack), Kind: model.RangeCPUOp})
 	}
 	r(th, 50, 60, "inner2")
 	r(th, 0, 100, "outer")

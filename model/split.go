@@ -18,8 +18,9 @@ import (
 // Records are given to a process by their correlation scope (kernels,
 // copies, syncs, API calls: the process id), their thread (ranges, OS calls,
 // GIL, memory events) or their device (collectives, device counters);
-// host-wide counters go to every part. The parts share the string table and
-// the thread list; import warnings stay with the first part.
+// host-wide counters go to every part. The parts share the string table, the
+// thread list, the launch configurations and the range tracks; import
+// warnings stay with the first part.
 func SplitRanks(t *Trace) []*Trace {
 	if t.Rank != NoRank || t.Bench != nil || t.JobLog != nil {
 		return nil
@@ -73,7 +74,7 @@ func SplitRanks(t *Trace) []*Trace {
 	for r, p := range procs {
 		rankOf[p.pid] = r
 		q := &Trace{Path: fmt.Sprintf("%s#pid%d", t.Path, p.pid), Format: t.Format, Producer: t.Producer, Rank: r, WorldSize: len(procs),
-			Clock: t.Clock, Capture: t.Capture, Caps: t.Caps, Strings: t.Strings, Threads: t.Threads, CallChains: t.CallChains, Meta: map[string]string{}}
+			Clock: t.Clock, Capture: t.Capture, Caps: t.Caps, Strings: t.Strings, Configs: t.Configs.share(), RangeTracks: t.RangeTracks.share(), Threads: t.Threads, CallChains: t.CallChains, Meta: map[string]string{}}
 		for k, v := range t.Meta {
 			q.Meta[k] = v
 		}
@@ -120,7 +121,7 @@ func SplitRanks(t *Trace) []*Trace {
 	route(t.MemOps, func(m MemOp) *Trace { return either(byScope(m.CorrScope), byDevice(m.Device)) }, func(q *Trace) *[]MemOp { return &q.MemOps })
 	route(t.APICalls, func(a APICall) *Trace { return byScope(a.CorrScope) }, func(q *Trace) *[]APICall { return &q.APICalls })
 	route(t.Syncs, func(s SyncEvent) *Trace { return byScope(s.CorrScope) }, func(q *Trace) *[]SyncEvent { return &q.Syncs })
-	route(t.Ranges, func(r Range) *Trace { return either(byThread(r.Thread), byDevice(r.Device)) }, func(q *Trace) *[]Range { return &q.Ranges })
+	route(t.Ranges, func(r Range) *Trace { return either(byThread(r.Thread), byDevice(t.RangeTrack(&r).Device)) }, func(q *Trace) *[]Range { return &q.Ranges })
 	route(t.OSCalls, func(o OSCall) *Trace { return byThread(o.Thread) }, func(q *Trace) *[]OSCall { return &q.OSCalls })
 	route(t.GIL, func(g GILInterval) *Trace { return byThread(g.Thread) }, func(q *Trace) *[]GILInterval { return &q.GIL })
 	route(t.MemEvents, func(m MemEvent) *Trace { return either(byDevice(m.Device), byThread(m.Thread)) }, func(q *Trace) *[]MemEvent { return &q.MemEvents })
@@ -152,7 +153,7 @@ func keepDevices(t *Trace, q *Trace) {
 	}
 	for _, r := range q.Ranges {
 		if r.Thread == NoThread {
-			used[r.Device] = true
+			used[q.RangeTrack(&r).Device] = true
 		}
 	}
 	for _, m := range q.MemEvents {

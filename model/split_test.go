@@ -18,7 +18,7 @@ func TestSplitRanks(t *testing.T) {
 		tr.Collectives = append(tr.Collectives, Collective{Start: at, End: at + 10, Device: 1, Seq: -1, Bytes: -1})
 		tr.Samples = append(tr.Samples, CounterSample{Time: at, Series: 0}, CounterSample{Time: at, Series: 1})
 	}
-	tr.Ranges = []Range{{Start: 0, End: 5, Thread: 1, Device: NoDevice}}
+	tr.Ranges = []Range{{Start: 0, End: 5, Thread: 1, Track: tr.InternTrack(RangeTrack{Device: NoDevice})}}
 	tr.Syncs = []SyncEvent{{Start: 1, End: 2, Device: 0, CorrScope: 200}} // rank 1 touches GPU 0
 	parts := SplitRanks(tr)
 	if len(parts) != 2 {

@@ -15,7 +15,7 @@ func TestFindStepsEngineLoop(t *testing.T) {
 	tr := fixture.Inference("loop.json", specs)
 	// A ProfilerStep window around everything is not a step once engine steps exist.
 	tr.Ranges = append(tr.Ranges, model.Range{Start: 0, End: fixture.US(1e6), Thread: tr.Ranges[0].Thread, Kind: model.RangeStep,
-		Name: tr.Intern("ProfilerStep#3"), Device: model.NoDevice, Stream: model.NoStream})
+		Name: tr.Intern("ProfilerStep#3"), Track: tr.InternTrack(model.CPUTrack)})
 	tr.Finalize()
 	steps := model.FindSteps(tr, nil)
 	if len(steps) != 4 {
@@ -117,7 +117,7 @@ func TestFindStepsNVTX(t *testing.T) {
 	b.Range(th, model.RangeNVTX, "step[DECODE bs=4]", 0, 50)
 	b.Range(th, model.RangeNVTX, "step[EXTEND bs=2 toks=300]", 60, 200)
 	b.T.Ranges = append(b.T.Ranges, model.Range{Start: 0, End: fixture.US(50), Thread: model.NoThread, Kind: model.RangeGPUAnnotation,
-		Name: b.T.Intern("step[DECODE bs=4]"), Device: 0, Stream: 7})
+		Name: b.T.Intern("step[DECODE bs=4]"), Track: b.T.InternTrack(model.RangeTrack{Device: 0, Stream: 7})})
 	steps := model.FindSteps(b.Build(), nil)
 	if len(steps) != 2 || steps[0].Phase != model.PhaseDecode || steps[1].Phase != model.PhasePrefill || steps[1].Tokens != 300 || steps[0].IdleBeforeNext != 10_000 {
 		t.Fatalf("%+v", steps)

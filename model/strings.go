@@ -10,32 +10,11 @@ const NoString StringID = 0
 // StringTable interns strings. The zero value is ready to use; index 0 is
 // always the empty string.
 type StringTable struct {
-	strs  []string
-	index map[string]StringID
+	tab InternTable[string, StringID]
 }
 
 // Intern returns the ID of s, adding it if it is new.
-func (st *StringTable) Intern(s string) StringID {
-	if s == "" {
-		return NoString
-	}
-	if st.index == nil {
-		st.index = make(map[string]StringID)
-		if len(st.strs) == 0 {
-			st.strs = append(st.strs, "")
-		}
-		for i, v := range st.strs {
-			st.index[v] = StringID(i)
-		}
-	}
-	if id, ok := st.index[s]; ok {
-		return id
-	}
-	id := StringID(len(st.strs))
-	st.strs = append(st.strs, s)
-	st.index[s] = id
-	return id
-}
+func (st *StringTable) Intern(s string) StringID { return st.tab.Intern(s) }
 
 // InternBytes is Intern for a byte slice; it does not allocate when the
 // string is already known.
@@ -43,8 +22,8 @@ func (st *StringTable) InternBytes(b []byte) StringID {
 	if len(b) == 0 {
 		return NoString
 	}
-	if st.index != nil {
-		if id, ok := st.index[string(b)]; ok {
+	if st.tab.index != nil {
+		if id, ok := st.tab.index[string(b)]; ok {
 			return id
 		}
 	}
@@ -56,22 +35,12 @@ func (st *StringTable) Lookup(s string) (StringID, bool) {
 	if s == "" {
 		return NoString, true
 	}
-	id, ok := st.index[s]
+	id, ok := st.tab.index[s]
 	return id, ok
 }
 
 // Get returns the string with the given ID ("" for unknown IDs).
-func (st *StringTable) Get(id StringID) string {
-	if int(id) >= len(st.strs) {
-		return ""
-	}
-	return st.strs[id]
-}
+func (st *StringTable) Get(id StringID) string { return st.tab.Get(id) }
 
 // Len returns the number of interned strings including the empty string.
-func (st *StringTable) Len() int {
-	if len(st.strs) == 0 {
-		return 1
-	}
-	return len(st.strs)
-}
+func (st *StringTable) Len() int { return st.tab.Len() }

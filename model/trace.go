@@ -81,10 +81,13 @@ type Trace struct {
 	Capture Interval
 	Caps    Capabilities
 
-	Strings   StringTable
-	Devices   []Device
-	Processes []Process
-	Threads   []Thread
+	Strings StringTable
+	Configs ConfigTable // kernel launch configurations (Kernel.Config)
+	// RangeTracks are the ranges' domains, devices and streams (Range.Track).
+	RangeTracks TrackTable
+	Devices     []Device
+	Processes   []Process
+	Threads     []Thread
 
 	Kernels     []Kernel
 	MemOps      []MemOp
@@ -362,6 +365,8 @@ func (t *Trace) Finalize() {
 	})
 	par(t.sortRanges)
 	wg.Wait()
+	t.Configs.dropIndex()
+	t.RangeTracks.dropIndex()
 	t.Caps.fillFrom(t)
 }
 
@@ -487,14 +492,12 @@ func (t *Trace) sortThreads() {
 // rangeLane identifies the lane a range nests in.
 type rangeLane struct {
 	thread ThreadID
-	device DeviceID
-	stream StreamID
-	domain StringID
-	kind   bool // true for python frames, which nest separately from ops
+	track  TrackID // device, stream, domain
+	kind   bool    // true for python frames, which nest separately from ops
 }
 
 func laneOf(r *Range) rangeLane {
-	return rangeLane{thread: r.Thread, device: r.Device, stream: r.Stream, domain: r.Domain, kind: r.Kind == RangePython}
+	return rangeLane{thread: r.Thread, track: r.Track, kind: r.Kind == RangePython}
 }
 
 // sortRanges sorts ranges by start (longest first on ties) and computes each

@@ -107,13 +107,21 @@ func (v *validator) check() {
 		}
 		seenThreads[k] = true
 	}
+	for i, c := range t.Configs.vals {
+		v.str("configs", i, c.ShortName)
+	}
+	for i, rt := range t.RangeTracks.vals {
+		v.str("range tracks", i, rt.Domain)
+	}
 	var prev Time
 	for i := range t.Kernels {
 		k := &t.Kernels[i]
 		v.span("kernels", i, k.Start, k.End, prev)
 		prev = k.Start
 		v.str("kernels", i, k.Name)
-		v.str("kernels", i, k.ShortName)
+		if int(k.Config) >= t.Configs.Len() {
+			v.fail("kernels[%d]: launch configuration %d out of range", i, k.Config)
+		}
 		dev("kernels", i, k.Device)
 		if k.Name == NoString {
 			v.fail("kernels[%d]: no name", i)
@@ -155,9 +163,11 @@ func (v *validator) check() {
 		v.span("ranges", i, r.Start, r.End, prev)
 		prev = r.Start
 		v.str("ranges", i, r.Name)
-		v.str("ranges", i, r.Domain)
+		if int(r.Track) >= t.RangeTracks.Len() {
+			v.fail("ranges[%d]: track %d out of range", i, r.Track)
+		}
 		if r.Kind == RangeGPUAnnotation {
-			dev("ranges", i, r.Device)
+			dev("ranges", i, t.RangeTrack(r).Device)
 		} else {
 			v.thread("ranges", i, r.Thread, true)
 		}

@@ -384,10 +384,10 @@ func bigTrace(n int, src string) *model.Trace {
 			}
 		case "python":
 			t.Ranges = append(t.Ranges, model.Range{Start: now, End: now + 6*us, Thread: main, Kind: model.RangePython, Name: leaf,
-				Device: model.NoDevice, Stream: model.NoStream})
+				Track: t.InternTrack(model.CPUTrack)})
 			if i%10 == 0 {
 				t.Ranges = append(t.Ranges, model.Range{Start: now + 20*us, End: now + 90*us, Thread: loader, Kind: model.RangePython, Name: dec,
-					Device: model.NoDevice, Stream: model.NoStream})
+					Track: t.InternTrack(model.CPUTrack)})
 			}
 		}
 	}

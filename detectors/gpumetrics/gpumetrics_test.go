@@ -210,7 +210,7 @@ func TestPerStep(t *testing.T) {
 	name := tr.Intern("ProfilerStep#1")
 	for k := 0; k < 4; k++ {
 		start := model.Time(1e6 + int64(k)*50*1e5)
-		tr.Ranges = append(tr.Ranges, model.Range{Start: start, End: start + 50*1e5 - 1, Name: name, Thread: th, Stream: model.NoStream, Device: model.NoDevice, Kind: model.RangeStep})
+		tr.Ranges = append(tr.Ranges, model.Range{Start: start, End: start + 50*1e5 - 1, Name: name, Thread: th, Track: tr.InternTrack(model.CPUTrack), Kind: model.RangeStep})
 	}
 	tr.Finalize()
 	res := analyse(tr)

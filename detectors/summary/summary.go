@@ -189,7 +189,7 @@ func ranges(set *model.TraceSet) []model.RangeSummary {
 			if !built {
 				calls, built = callsByThread(t), true
 			}
-			key := rangeKey{t.Str(r.Domain), t.Str(r.Name)}
+			key := rangeKey{t.Str(t.RangeTrack(r).Domain), t.Str(r.Name)}
 			a := acc[key]
 			if a == nil {
 				a = &rangeAcc{kind: r.Kind}

@@ -310,7 +310,7 @@ func bigTrace(n int) *model.Trace {
 	for i := 0; i < n; i++ {
 		if i%100 == 0 {
 			t.Ranges = append(t.Ranges, model.Range{Start: now, End: now + 100*10*model.Time(model.Microsecond), Thread: th,
-				Kind: model.RangeNVTX, Name: nvtx, Device: model.NoDevice, Stream: model.NoStream})
+				Kind: model.RangeNVTX, Name: nvtx, Track: t.InternTrack(model.CPUTrack)})
 		}
 		c := model.APICall{Start: now, End: now + 5000, Thread: th, Correlation: int64(i + 1), CorrScope: 100, Name: launch, Class: model.APILaunch}
 		if i%100 == 99 {

@@ -239,6 +239,22 @@ func (e *encoder) argDims(key string, d [3]int32) {
 	e.b = append(e.b, ']')
 }
 
+// launchArgs writes a kernel's launch dimensions and resources, those known.
+func (e *encoder) launchArgs(lc model.LaunchConfig) {
+	if lc.Grid != [3]int32{} {
+		e.argDims("grid", lc.Grid)
+	}
+	if lc.Block != [3]int32{} {
+		e.argDims("block", lc.Block)
+	}
+	if lc.Registers != 0 {
+		e.argInt("registers", int64(lc.Registers))
+	}
+	if lc.SharedMem != 0 {
+		e.argInt("shared_mem", int64(lc.SharedMem))
+	}
+}
+
 func (e *encoder) closeArgs() { e.b = append(e.b, '}') }
 
 // slice starts an "X" event (zero-length ones included), or, when instant is
@@ -356,7 +372,8 @@ func layout(set *model.TraceSet) *setLayout {
 		}
 		for k := range t.Ranges {
 			if r := &t.Ranges[k]; r.Thread == model.NoThread {
-				use(r.Device, r.Stream)
+				tr := t.RangeTrack(r)
+				use(tr.Device, tr.Stream)
 			}
 		}
 		memDevices(t, devs)
@@ -504,17 +521,8 @@ func (e *encoder) kernels(t *model.Trace, tl *traceLayout) {
 		if k.GraphID != 0 {
 			e.argInt("graph_id", k.GraphID)
 		}
-		if k.Grid != [3]int32{} {
-			e.argDims("grid", k.Grid)
-		}
-		if k.Block != [3]int32{} {
-			e.argDims("block", k.Block)
-		}
-		if k.Registers != 0 {
-			e.argInt("registers", int64(k.Registers))
-		}
-		if k.SharedMem != 0 {
-			e.argInt("shared_mem", int64(k.SharedMem))
+		if lc := t.LaunchConfig(k); lc != (model.LaunchConfig{}) {
+			e.launchArgs(lc)
 		}
 		if ci, ok := colls[collKey{k.Device, k.Stream, k.Correlation}]; ok && k.Correlation != 0 {
 			c := &t.Collectives[ci]
@@ -602,18 +610,19 @@ func (e *encoder) ranges(t *model.Trace, tl *traceLayout) {
 		}
 		var pid int
 		var tid int64
+		tr := t.RangeTrack(r)
 		switch {
 		case r.Thread != model.NoThread:
 			th := t.Thread(r.Thread)
 			pid, tid = tl.hostPid[th.PID], th.TID
-		case r.Device != model.NoDevice:
-			pid, tid = tl.devPid[r.Device], int64(r.Stream)
+		case tr.Device != model.NoDevice:
+			pid, tid = tl.devPid[tr.Device], int64(tr.Stream)
 		default:
 			continue // a range on no lane cannot be drawn
 		}
 		e.slice(pid, tid, t.Str(r.Name), r.Kind.String(), st, en, r.Kind == model.RangeMark)
 		e.args()
-		if d := t.Str(r.Domain); d != "" {
+		if d := t.Str(tr.Domain); d != "" {
 			e.argStr("domain", d)
 		}
 		if r.ExternalID != 0 {

@@ -217,9 +217,11 @@ func Tables() []string {
 }
 
 func kern(r row) *model.Kernel          { return &r.t.Kernels[r.i] }
+func kcfg(r row) model.LaunchConfig     { return r.t.LaunchConfig(kern(r)) }
 func memop(r row) *model.MemOp          { return &r.t.MemOps[r.i] }
 func api(r row) *model.APICall          { return &r.t.APICalls[r.i] }
 func rng(r row) *model.Range            { return &r.t.Ranges[r.i] }
+func rtrack(r row) model.RangeTrack     { return r.t.RangeTrack(rng(r)) }
 func coll(r row) *model.Collective      { return &r.t.Collectives[r.i] }
 func sample(r row) *model.CounterSample { return &r.t.Samples[r.i] }
 func series(r row) *model.CounterSeries { return &r.t.Counters[r.t.Samples[r.i].Series] }
@@ -250,19 +252,19 @@ var tables = []*table{
 			timeCols(func(r row) (model.Time, model.Time) { k := kern(r); return k.Start, k.End }),
 			[]column{
 				strCol("name", "kernel name (demangled where the capture has it)", func(r row) model.StringID { return kern(r).Name }),
-				strCol("short_name", "short kernel name where the capture has one", func(r row) model.StringID { return kern(r).ShortName }),
+				strCol("short_name", "short kernel name where the capture has one", func(r row) model.StringID { return kcfg(r).ShortName }),
 				i64Col("correlation", "correlation id linking the kernel to its launch API call within corr_scope (0 = none)", func(r row) int64 { return kern(r).Correlation }),
 				i32Col("corr_scope", "scope of correlation: the process id for Nsight Systems, 0 for Kineto", func(r row) int32 { return kern(r).CorrScope }),
 				i64Col("external_id", "Kineto External id (0 = none)", func(r row) int64 { return kern(r).ExternalID }),
 				i64Col("graph_id", "CUDA graph the kernel ran in (0 = none)", func(r row) int64 { return kern(r).GraphID }),
-				i32Col("grid_x", "grid size x", func(r row) int32 { return kern(r).Grid[0] }),
-				i32Col("grid_y", "grid size y", func(r row) int32 { return kern(r).Grid[1] }),
-				i32Col("grid_z", "grid size z", func(r row) int32 { return kern(r).Grid[2] }),
-				i32Col("block_x", "block size x", func(r row) int32 { return kern(r).Block[0] }),
-				i32Col("block_y", "block size y", func(r row) int32 { return kern(r).Block[1] }),
-				i32Col("block_z", "block size z", func(r row) int32 { return kern(r).Block[2] }),
-				i32Col("registers", "registers per thread (0 = unknown)", func(r row) int32 { return kern(r).Registers }),
-				i32Col("shared_mem", "static + dynamic shared memory bytes (0 = unknown)", func(r row) int32 { return kern(r).SharedMem }),
+				i32Col("grid_x", "grid size x", func(r row) int32 { return kcfg(r).Grid[0] }),
+				i32Col("grid_y", "grid size y", func(r row) int32 { return kcfg(r).Grid[1] }),
+				i32Col("grid_z", "grid size z", func(r row) int32 { return kcfg(r).Grid[2] }),
+				i32Col("block_x", "block size x", func(r row) int32 { return kcfg(r).Block[0] }),
+				i32Col("block_y", "block size y", func(r row) int32 { return kcfg(r).Block[1] }),
+				i32Col("block_z", "block size z", func(r row) int32 { return kcfg(r).Block[2] }),
+				i32Col("registers", "registers per thread (0 = unknown)", func(r row) int32 { return kcfg(r).Registers }),
+				i32Col("shared_mem", "static + dynamic shared memory bytes (0 = unknown)", func(r row) int32 { return kcfg(r).SharedMem }),
 			}),
 	},
 	{
@@ -311,13 +313,13 @@ var tables = []*table{
 		cols: cat(
 			[]column{rankCol(), pidCol(func(r row) model.ThreadID { return rng(r).Thread }),
 				tidCol(func(r row) model.ThreadID { return rng(r).Thread }),
-				deviceCol(func(r row) model.DeviceID { return rng(r).Device }),
-				streamCol(func(r row) model.StreamID { return rng(r).Stream })},
+				deviceCol(func(r row) model.DeviceID { return rtrack(r).Device }),
+				streamCol(func(r row) model.StreamID { return rtrack(r).Stream })},
 			timeCols(func(r row) (model.Time, model.Time) { g := rng(r); return g.Start, g.End }),
 			[]column{
 				strCol("name", "range name", func(r row) model.StringID { return rng(r).Name }),
 				enumCol("kind", "user, step, cpu-op, python, nvtx, gpu-annotation or mark", rangeKinds, func(r row) int { return enumIndex(int(rng(r).Kind), len(rangeKinds)) }),
-				strCol("domain", "NVTX domain (null for the default domain)", func(r row) model.StringID { return rng(r).Domain }),
+				strCol("domain", "NVTX domain (null for the default domain)", func(r row) model.StringID { return rtrack(r).Domain }),
 				i32Col("depth", "nesting depth within its lane, 0 = outermost", func(r row) int32 { return int32(rng(r).Depth) }),
 				i64Col("external_id", "Kineto External id (0 = none)", func(r row) int64 { return rng(r).ExternalID }),
 			}),

@@ -104,6 +104,8 @@ type builder struct {
 	threadCache   laneKey
 	threadCacheID model.ThreadID
 	haveThread    bool
+	cpuTrackID    model.TrackID // model.CPUTrack, once interned
+	haveCPUTrack  bool
 	synth         map[string]int64 // non-numeric pid/tid strings → synthetic ids
 
 	classCache []uint8 // StringID → APIClass+1
@@ -183,6 +185,14 @@ func (b *builder) laneInt(l *laneVal) (int64, bool) {
 		return id, false
 	}
 	return 0, false
+}
+
+// cpuTrack returns the track of CPU ranges (no device, stream or domain).
+func (b *builder) cpuTrack() model.TrackID {
+	if !b.haveCPUTrack {
+		b.cpuTrackID, b.haveCPUTrack = b.t.InternTrack(model.CPUTrack), true
+	}
+	return b.cpuTrackID
 }
 
 func (b *builder) thread(ev *event) model.ThreadID {
@@ -394,7 +404,7 @@ func (b *builder) complete(ev *event, cat category, idx int, off int64, start, e
 		}
 		th := b.thread(ev)
 		b.ranges.add(model.Range{Start: model.Time(start), End: model.Time(end), ExternalID: a.ext,
-			Name: name, Thread: th, Stream: model.NoStream, Device: model.NoDevice, Kind: kind})
+			Name: name, Thread: th, Track: b.cpuTrack(), Kind: kind})
 		if cat == catCPUOp && a.inDims != nil && a.hasExt && a.ext > 0 && model.ShapedOp(string(ev.name)) {
 			b.opShape(ev, idx, off, name)
 		}
@@ -413,7 +423,7 @@ func (b *builder) complete(ev *event, cat category, idx int, off int64, start, e
 			b.profRange++
 		}
 		b.ranges.add(model.Range{Start: model.Time(start), End: model.Time(end), ExternalID: a.ext,
-			Name: name, Thread: model.NoThread, Stream: st, Device: dev, Kind: model.RangeGPUAnnotation})
+			Name: name, Thread: model.NoThread, Track: t.InternTrack(model.RangeTrack{Device: dev, Stream: st}), Kind: model.RangeGPUAnnotation})
 	case catRuntime, catDriver, catAccelRuntime:
 		src := model.APIRuntime
 		switch cat {
@@ -450,8 +460,8 @@ func (b *builder) complete(ev *event, cat category, idx int, off int64, start, e
 			name = t.Intern("(unnamed kernel)")
 		}
 		b.kernels.add(model.Kernel{Start: model.Time(start), End: model.Time(end), Correlation: a.corr,
-			ExternalID: a.ext, GraphID: a.graphID, Stream: st, Name: name, Device: dev, Grid: a.grid, Block: a.block,
-			Registers: clamp32(a.regs), SharedMem: clamp32(a.smem)})
+			ExternalID: a.ext, GraphID: a.graphID, Stream: st, Name: name, Device: dev,
+			Config: t.InternConfig(model.LaunchConfig{Grid: a.grid, Block: a.block, Registers: clamp32(a.regs), SharedMem: clamp32(a.smem)})})
 		if cat == catKernel && b.isComm(name) {
 			b.collective(ev, start, end, dev, st, model.CollFromKernel, name)
 		}

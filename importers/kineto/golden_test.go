@@ -45,9 +45,7 @@ func gpuTrace(dev model.DeviceID, vendor, devName, launch, copyAPI string) *mode
 	}
 	b.Kernel(dev, 7, "ampere_sgemm_128x64_nn", 10, 25, main, 3)
 	t.Kernels[len(t.Kernels)-1].ExternalID = 11
-	t.Kernels[len(t.Kernels)-1].Grid = [3]int32{120, 1, 1}
-	t.Kernels[len(t.Kernels)-1].Block = [3]int32{256, 1, 1}
-	t.Kernels[len(t.Kernels)-1].Registers = 64
+	t.Kernels[len(t.Kernels)-1].Config = t.InternConfig(model.LaunchConfig{Grid: [3]int32{120, 1, 1}, Block: [3]int32{256, 1, 1}, Registers: 64})
 	t.APICalls[len(t.APICalls)-1].Name = t.Intern(launch)
 	t.APICalls[len(t.APICalls)-1].ExternalID = 11
 	b.Copy(dev, 7, model.MemHtoD, model.MemPageable, model.MemDevice, 4096, 30, 32, main, copyAPI, 26, 33)
@@ -72,7 +70,7 @@ func gpuTrace(dev model.DeviceID, vendor, devName, launch, copyAPI string) *mode
 		Bytes: 1 << 20, Dtype: t.Intern("Float"), Group: t.Intern("0"), GroupSize: 2, Rank: 0, Seq: -1,
 		Device: model.NoDevice, Stream: model.NoStream, Source: model.CollFromCPU})
 	t.Ranges = append(t.Ranges, model.Range{Start: fixture.US(70), End: fixture.US(120), Name: t.Intern("nccl:all_reduce"),
-		Device: dev, Stream: 20, Thread: model.NoThread, Kind: model.RangeGPUAnnotation, ExternalID: 40})
+		Track: t.InternTrack(model.RangeTrack{Device: dev, Stream: 20}), Thread: model.NoThread, Kind: model.RangeGPUAnnotation, ExternalID: 40})
 	t.Syncs = append(t.Syncs, model.SyncEvent{Start: fixture.US(130), End: fixture.US(140), Device: dev, Stream: 7, Kind: model.SyncStream, Correlation: 95})
 	b.API(main, "cudaStreamSynchronize", model.APISync, 129, 141, 95)
 	t.MemEvents = append(t.MemEvents,

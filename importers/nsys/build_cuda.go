@@ -78,13 +78,15 @@ func (b *builder) kernel(row int, r *kernelRow) {
 		GraphID:     graph,
 		Stream:      model.StreamID(r.StreamID),
 		Name:        ki.name,
-		ShortName:   short,
 		Device:      dev,
 		CorrScope:   int32(pid),
-		Grid:        [3]int32{clamp32(r.Grid[0]), clamp32(r.Grid[1]), clamp32(r.Grid[2])},
-		Block:       [3]int32{clamp32(r.Block[0]), clamp32(r.Block[1]), clamp32(r.Block[2])},
-		Registers:   clamp32(r.Registers),
-		SharedMem:   clamp32(r.SharedMem),
+		Config: b.t.InternConfig(model.LaunchConfig{
+			ShortName: short,
+			Grid:      [3]int32{clamp32(r.Grid[0]), clamp32(r.Grid[1]), clamp32(r.Grid[2])},
+			Block:     [3]int32{clamp32(r.Block[0]), clamp32(r.Block[1]), clamp32(r.Block[2])},
+			Registers: clamp32(r.Registers),
+			SharedMem: clamp32(r.SharedMem),
+		}),
 	})
 	if r.End > b.maxTime || !b.hasTime {
 		b.seeTime(r.End)

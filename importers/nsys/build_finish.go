@@ -18,7 +18,10 @@ func (b *builder) finish() *model.Trace {
 	// Ranges: domains created after their first use, unterminated ranges.
 	for _, p := range b.pendingDomain {
 		if d, ok := b.nvtxDomains[[2]int64{p.pid, p.dom}]; ok {
-			t.Ranges[p.idx].Domain = d
+			r := &t.Ranges[p.idx]
+			tr := t.RangeTrack(r)
+			tr.Domain = d
+			r.Track = t.InternTrack(tr)
 		}
 	}
 	if len(b.openRanges) > 0 {

@@ -70,16 +70,18 @@ func (b *builder) nvtx(row int, r *nvtxRow) {
 		Start: model.Time(r.Start), End: model.Time(end),
 		Name:   b.nvtxText(row, r),
 		Thread: b.thread(r.GlobalTid),
-		Stream: model.NoStream, Device: model.NoDevice, Kind: kind,
+		Kind:   kind,
 	}
 	idx := len(b.t.Ranges)
+	track := model.CPUTrack
 	if r.DomainID != 0 {
 		if d, ok := b.nvtxDomains[[2]int64{pid, r.DomainID}]; ok {
-			rg.Domain = d
+			track.Domain = d
 		} else {
 			b.pendingDomain = append(b.pendingDomain, pendingDomain{idx, pid, r.DomainID})
 		}
 	}
+	rg.Track = b.t.InternTrack(track)
 	b.t.Ranges = append(b.t.Ranges, rg)
 	if open {
 		b.openRanges = append(b.openRanges, idx)

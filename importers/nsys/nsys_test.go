@@ -125,7 +125,7 @@ func TestPlantedFaults(t *testing.T) {
 		domain := map[string]string{}
 		for _, r := range tr.Ranges {
 			depth[tr.Str(r.Name)] = r.Depth
-			domain[tr.Str(r.Name)] = tr.Str(r.Domain)
+			domain[tr.Str(r.Name)] = tr.Str(tr.RangeTrack(&r).Domain)
 		}
 		if depth["train_step"] != 0 || depth["forward"] != 1 || depth["aten::linear"] != 2 || depth["optimizer.step"] != 1 {
 			t.Errorf("NVTX depths %v", depth)

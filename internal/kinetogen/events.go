@@ -98,8 +98,9 @@ func (g *gen) rangeEvent(r *model.Range, c colls) []byte {
 	t := g.t
 	name := t.Str(r.Name)
 	o := g.event("X", g.rangeCat(r), name)
+	tr := t.RangeTrack(r)
 	if r.Kind == model.RangeGPUAnnotation {
-		g.gpuLane(o, r.Device, r.Stream, false)
+		g.gpuLane(o, tr.Device, tr.Stream, false)
 	} else {
 		g.cpuLane(o, r.Thread, false)
 	}
@@ -110,8 +111,8 @@ func (g *gen) rangeEvent(r *model.Range, c colls) []byte {
 		a.int(g.extKey(), r.ExternalID)
 	}
 	if r.Kind == model.RangeGPUAnnotation {
-		a.int("device", int64(r.Device))
-		a.int("stream", int64(r.Stream))
+		a.int("device", int64(tr.Device))
+		a.int("stream", int64(tr.Stream))
 	}
 	if cl := c.cpu[[2]model.Time{r.Start, r.End}]; cl != nil && name == "record_param_comms" {
 		collArgs(t, a, cl)
@@ -330,20 +331,22 @@ func (g *gen) kernelEvent(k *model.Kernel, c colls) []byte {
 	}
 	if amd {
 		a.str("kind", "Dispatch Kernel")
-	} else if kind != model.DeviceAccel {
-		if k.Registers != 0 {
-			a.int("registers per thread", int64(k.Registers))
+	}
+	lc := t.LaunchConfig(k)
+	if !amd && kind != model.DeviceAccel {
+		if lc.Registers != 0 {
+			a.int("registers per thread", int64(lc.Registers))
 		}
-		if k.SharedMem != 0 {
-			a.int("shared memory", int64(k.SharedMem))
+		if lc.SharedMem != 0 {
+			a.int("shared memory", int64(lc.SharedMem))
 		}
 	}
 	if k.GraphID != 0 {
 		a.int("graph id", k.GraphID)
 	}
-	if k.Grid != [3]int32{} || k.Block != [3]int32{} {
-		a.raw("grid", fmt.Sprintf("[%d, %d, %d]", k.Grid[0], k.Grid[1], k.Grid[2]))
-		a.raw("block", fmt.Sprintf("[%d, %d, %d]", k.Block[0], k.Block[1], k.Block[2]))
+	if lc.Grid != [3]int32{} || lc.Block != [3]int32{} {
+		a.raw("grid", fmt.Sprintf("[%d, %d, %d]", lc.Grid[0], lc.Grid[1], lc.Grid[2]))
+		a.raw("block", fmt.Sprintf("[%d, %d, %d]", lc.Block[0], lc.Block[1], lc.Block[2]))
 	}
 	if cl := c.kern[kernKey(k.Device, k.Stream, k.Start, k.End)]; cl != nil {
 		collArgs(t, a, cl)

@@ -266,7 +266,7 @@ func TestKinetoSummarySecondPass(t *testing.T) {
 			rng := map[string]*oracleStat{}
 			for _, g := range tr.Ranges {
 				if g.Kind == model.RangeUser || g.Kind == model.RangeNVTX || g.Kind == model.RangeStep {
-					add(rng, tr.Str(g.Domain)+"\x00"+tr.Str(g.Name), int64(g.End-g.Start))
+					add(rng, tr.Str(tr.RangeTrack(&g).Domain)+"\x00"+tr.Str(g.Name), int64(g.End-g.Start))
 				}
 			}
 			api := map[string]*oracleStat{}
