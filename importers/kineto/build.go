@@ -118,8 +118,6 @@ type builder struct {
 	cudaSeen    bool
 	rocmKernel  bool
 
-	flows []flow
-
 	procName   map[int64]string
 	threadName map[laneKey]string
 
@@ -675,6 +673,21 @@ func (c *table[T]) add(v T) {
 		c.cur = make([]T, 0, size)
 	}
 	c.cur = append(c.cur, v)
+}
+
+// len is the number of elements added.
+func (c *table[T]) len() int { return c.n + len(c.cur) }
+
+// each calls f on every element, in the order added.
+func (c *table[T]) each(f func(*T)) {
+	for _, ch := range c.chunks {
+		for i := range ch {
+			f(&ch[i])
+		}
+	}
+	for i := range c.cur {
+		f(&c.cur[i])
+	}
 }
 
 // flush appends the table to dst and empties it.
