@@ -690,6 +690,23 @@ func (c *table[T]) each(f func(*T)) {
 	}
 }
 
+// any reports whether f holds for some element.
+func (c *table[T]) any(f func(*T) bool) bool {
+	for _, ch := range c.chunks {
+		for i := range ch {
+			if f(&ch[i]) {
+				return true
+			}
+		}
+	}
+	for i := range c.cur {
+		if f(&c.cur[i]) {
+			return true
+		}
+	}
+	return false
+}
+
 // flush appends the table to dst and empties it.
 func (c *table[T]) flush(dst []T) []T {
 	n := c.n + len(c.cur)
