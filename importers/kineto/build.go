@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/tracedx/tracedx/importers"
 	"github.com/tracedx/tracedx/model"
@@ -673,6 +674,12 @@ func (c *table[T]) add(v T) {
 		c.cur = make([]T, 0, size)
 	}
 	c.cur = append(c.cur, v)
+}
+
+// bytes is the size of the elements added.
+func (c *table[T]) bytes() uintptr {
+	var zero T
+	return uintptr(c.len()) * unsafe.Sizeof(zero)
 }
 
 // len is the number of elements added.

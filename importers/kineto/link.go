@@ -10,7 +10,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"unsafe"
 
 	"github.com/tracedx/tracedx/model"
 )
@@ -80,26 +79,38 @@ func (b *builder) joinTables() {
 	t.MemEvents = join(&b.memEvents, t.MemEvents)
 }
 
-// bigStaging is the size of a staging table past which its join gives the
-// freed chunks back to the OS at once.
+// bigStaging is the size of a staging table past which its join or drop
+// gives the freed chunks back to the OS at once.
 const bigStaging = 32 << 20
 
-// join flushes c into dst. When c was big, it then collects and returns the
-// staging chunks to the OS (debug.FreeOSMemory): the next table's final
-// slice cannot reuse them (they are scattered between other tables' chunks),
-// so without this the process held every staging chunk and every final
-// table at the end of the join. On the 1 GB trace, tracedx info: peak RSS
-// 537-546 -> 447-451 MB, for three collections of a heap of large
-// pointer-free slices (tens of ms).
+// join flushes c into dst and, when c was big, gives its chunks back to
+// the OS (giveBack).
 func join[T any](c *table[T], dst []T) []T {
-	var zero T
-	big := uintptr(c.len())*unsafe.Sizeof(zero) > bigStaging
+	big := c.bytes() > bigStaging
 	dst = c.flush(dst)
 	if big {
-		debug.FreeOSMemory()
+		giveBack()
 	}
 	return dst
 }
+
+// drop empties c and, when it was big, gives its chunks back to the OS.
+func drop[T any](c *table[T]) {
+	big := c.bytes() > bigStaging
+	*c = table[T]{}
+	if big {
+		giveBack()
+	}
+}
+
+// giveBack collects the heap and returns its free pages to the OS
+// (debug.FreeOSMemory). The staging chunks a join or drop frees lie
+// scattered between other tables' chunks, so the next final table cannot
+// reuse them: without this, at the end of the join the process held every
+// staging chunk beside every final table. On the 1 GB trace, tracedx info:
+// peak RSS 537-554 -> 446-453 MB (joins), for a few collections of a heap
+// of large pointer-free slices (tens of ms).
+func giveBack() { debug.FreeOSMemory() }
 
 // describeDevices fills the devices with activity from deviceProperties
 // and guesses their vendor.
@@ -249,7 +260,7 @@ func vendorOf(name, fallback string) string {
 // 65 MB, in the 1 GB trace), so holding them through the join raised its peak.
 func (b *builder) linkFlows() {
 	t := b.t
-	defer func() { b.flowT = table[flow]{} }()
+	defer drop(&b.flowT)
 	if b.flowT.len() == 0 {
 		return
 	}
