@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/tracedx/tracedx/importers"
 	"github.com/tracedx/tracedx/model"
@@ -119,8 +120,6 @@ type builder struct {
 	hipSeen     bool
 	cudaSeen    bool
 	rocmKernel  bool
-
-	flows []flow
 
 	procName   map[int64]string
 	threadName map[laneKey]string
@@ -685,6 +684,44 @@ func (c *table[T]) add(v T) {
 		c.cur = make([]T, 0, size)
 	}
 	c.cur = append(c.cur, v)
+}
+
+// bytes is the size of the elements added.
+func (c *table[T]) bytes() uintptr {
+	var zero T
+	return uintptr(c.len()) * unsafe.Sizeof(zero)
+}
+
+// len is the number of elements added.
+func (c *table[T]) len() int { return c.n + len(c.cur) }
+
+// each calls f on every element, in the order added.
+func (c *table[T]) each(f func(*T)) {
+	for _, ch := range c.chunks {
+		for i := range ch {
+			f(&ch[i])
+		}
+	}
+	for i := range c.cur {
+		f(&c.cur[i])
+	}
+}
+
+// any reports whether f holds for some element.
+func (c *table[T]) any(f func(*T) bool) bool {
+	for _, ch := range c.chunks {
+		for i := range ch {
+			if f(&ch[i]) {
+				return true
+			}
+		}
+	}
+	for i := range c.cur {
+		if f(&c.cur[i]) {
+			return true
+		}
+	}
+	return false
 }
 
 // flush appends the table to dst and empties it.

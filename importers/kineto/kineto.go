@@ -92,6 +92,9 @@ func parseWith(ctx context.Context, rd io.Reader, path string, opts importers.Op
 		}
 		return nil, importers.Errorf(path, "", "%v", err)
 	}
+	if ar, ok := rd.(*asyncReader); ok {
+		ar.Close() // the input is read: free the inflater's buffers before the join
+	}
 	b.finish()
 	return t, nil
 }
