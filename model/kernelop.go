@@ -154,3 +154,38 @@ func GEMMOf(name string) GEMMInfo {
 	}
 	return g
 }
+
+// KernelParents returns, indexed like t.Kernels, the name of the CPU op
+// that launched each kernel: the first CPU op range (in start order) with
+// the kernel's external id, NoString when there is none. hasOps reports
+// whether t has any CPU op with an external id at all (else parents are
+// unknown, not absent). Only the external ids of kernels are indexed: a
+// trace has many more CPU ops than kernels.
+func KernelParents(t *Trace) (parents []StringID, hasOps bool) {
+	const unset = ^StringID(0)
+	first := map[int64]StringID{}
+	for i := range t.Kernels {
+		if id := t.Kernels[i].ExternalID; id != 0 {
+			first[id] = unset
+		}
+	}
+	for i := range t.Ranges {
+		r := &t.Ranges[i]
+		if r.Kind != RangeCPUOp || r.ExternalID == 0 {
+			continue
+		}
+		hasOps = true
+		if v, ok := first[r.ExternalID]; ok && v == unset {
+			first[r.ExternalID] = r.Name
+		}
+	}
+	parents = make([]StringID, len(t.Kernels))
+	for i := range t.Kernels {
+		p, ok := first[t.Kernels[i].ExternalID]
+		if !ok || p == unset {
+			p = NoString
+		}
+		parents[i] = p
+	}
+	return parents, hasOps
+}

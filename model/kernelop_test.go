@@ -83,3 +83,29 @@ func TestKernelOpsIndexedLikeKernels(t *testing.T) {
 		}
 	}
 }
+
+func TestKernelParents(t *testing.T) {
+	tr := &Trace{}
+	op, op2, other := tr.Intern("aten::mm"), tr.Intern("aten::bmm"), tr.Intern("outer")
+	tr.Ranges = []Range{
+		{Start: 1, End: 9, ExternalID: 7, Name: op, Kind: RangeCPUOp},
+		{Start: 2, End: 8, ExternalID: 7, Name: op2, Kind: RangeCPUOp}, // same id: the first wins
+		{Start: 3, End: 4, ExternalID: 8, Name: other, Kind: RangeUser}, // not a CPU op
+		{Start: 5, End: 6, ExternalID: 99, Name: op2, Kind: RangeCPUOp}, // no kernel of its own
+	}
+	tr.Kernels = []Kernel{{ExternalID: 7}, {ExternalID: 8}, {}, {ExternalID: 7}}
+	got, has := KernelParents(tr)
+	want := []StringID{op, NoString, NoString, op}
+	if !has || len(got) != len(want) {
+		t.Fatalf("parents %v, has %v", got, has)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("kernel %d: parent %q, want %q", i, tr.Str(got[i]), tr.Str(want[i]))
+		}
+	}
+	tr.Ranges = tr.Ranges[2:3]
+	if _, has := KernelParents(tr); has {
+		t.Error("a trace without CPU ops has parents")
+	}
+}

@@ -90,7 +90,7 @@ func setSoftMemoryLimit() memLimit {
 // text; an Nsight export's rows are about as large in memory as on disk
 // (and SQLite's own cache is outside the Go heap).
 const (
-	budgetJSON   = 0.45
+	budgetJSON   = 0.40
 	budgetSQLite = 1.25
 	// budgetFloor is the least budget: logs and small traces need little,
 	// and below this the collector would run for nothing.

@@ -53,13 +53,7 @@ func run(p *detectors.Pass) error {
 		if len(t.Kernels) == 0 {
 			continue
 		}
-		opOf := map[int64]string{}
-		for i := range t.Ranges {
-			r := &t.Ranges[i]
-			if r.Kind == model.RangeCPUOp && r.ExternalID != 0 {
-				opOf[r.ExternalID] = t.Str(r.Name)
-			}
-		}
+		parents, hasOps := model.KernelParents(t)
 		var all, softmax, bmm, fused model.Duration
 		backends := map[string]model.Duration{}
 		ops := model.KernelOps(t)
@@ -74,12 +68,12 @@ func run(p *detectors.Pass) error {
 			case model.OpSoftmax:
 				softmax += d
 			case model.OpGEMM:
-				if eagerOps[opOf[k.ExternalID]] {
+				if eagerOps[t.Str(parents[i])] {
 					bmm += d
 				}
 			}
 		}
-		report(p, t, all, softmax, bmm, fused, backends, len(opOf) > 0)
+		report(p, t, all, softmax, bmm, fused, backends, hasOps)
 	}
 	return nil
 }

@@ -328,25 +328,14 @@ type opAcc struct {
 func ops(set *model.TraceSet) []model.OpSummary {
 	acc := map[string]*opAcc{}
 	for _, t := range set.Traces {
-		opOf := map[int64]model.StringID{}
-		for i := range t.Ranges {
-			r := &t.Ranges[i]
-			if r.Kind == model.RangeCPUOp && r.ExternalID != 0 {
-				if _, dup := opOf[r.ExternalID]; !dup {
-					opOf[r.ExternalID] = r.Name
-				}
-			}
-		}
-		if len(opOf) == 0 {
+		parents, hasOps := model.KernelParents(t)
+		if !hasOps {
 			continue
 		}
 		for i := range t.Kernels {
 			k := &t.Kernels[i]
-			if k.ExternalID == 0 {
-				continue
-			}
-			id, ok := opOf[k.ExternalID]
-			if !ok {
+			id := parents[i]
+			if id == model.NoString {
 				continue
 			}
 			name := t.Str(id)
