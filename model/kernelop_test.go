@@ -89,7 +89,7 @@ func TestKernelParents(t *testing.T) {
 	op, op2, other := tr.Intern("aten::mm"), tr.Intern("aten::bmm"), tr.Intern("outer")
 	tr.Ranges = []Range{
 		{Start: 1, End: 9, ExternalID: 7, Name: op, Kind: RangeCPUOp},
-		{Start: 2, End: 8, ExternalID: 7, Name: op2, Kind: RangeCPUOp}, // same id: the first wins
+		{Start: 2, End: 8, ExternalID: 7, Name: op2, Kind: RangeCPUOp},  // same id: the first wins
 		{Start: 3, End: 4, ExternalID: 8, Name: other, Kind: RangeUser}, // not a CPU op
 		{Start: 5, End: 6, ExternalID: 99, Name: op2, Kind: RangeCPUOp}, // no kernel of its own
 	}
