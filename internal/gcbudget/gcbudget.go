@@ -21,8 +21,8 @@ import (
 )
 
 // Headroom is the least the heap may grow past the live heap before the
-// next collection, as a fraction of the live heap: half of GOGC=100's.
-const Headroom = 0.5
+// next collection, as a fraction of the live heap (GOGC=100 allows 1).
+const Headroom = 0.35
 
 // minHeadroom is the least headroom in bytes, for small heaps.
 const minHeadroom = 32 << 20
