@@ -132,7 +132,7 @@ func TestMaxMemory(t *testing.T) {
 	big := sparseTrace(t, dir, 1<<30)
 	var stdout, stderr bytes.Buffer
 	code := run([]string{"analyze", big, "--max-memory", "256MiB", "-q"}, &stdout, &stderr)
-	if code != exitOutput || strings.Count(stderr.String(), "\n") != 1 || !strings.Contains(stderr.String(), big+": needs at least 461 MiB of memory, above --max-memory 256 MiB") {
+	if code != exitOutput || strings.Count(stderr.String(), "\n") != 1 || !strings.Contains(stderr.String(), big+": needs at least "+humanSize(memBudget([]string{big}))+" of memory, above --max-memory 256 MiB") {
 		t.Errorf("input above --max-memory: exit %d\n%s", code, stderr.String())
 	}
 	// A trace whose data (some 100 MB live) outgrow a 64 MiB maximum.
