@@ -126,9 +126,15 @@ func NewFeed(t *model.Trace, lists ...[]Activity) Feed {
 	return newFeed(t, lists, nil, nil)
 }
 
-// newFeed is NewFeed over the activities keep accepts (nil: all). With a
-// non-nil gap, each gap goes to it instead of into Gaps: on captures of
-// millions of short gaps that list is the largest part of a feed.
+// NewFeedGaps is NewFeed that hands each gap to gap, in time order, instead
+// of keeping it in Gaps: on captures of millions of short gaps that list is
+// the largest part of a feed.
+func NewFeedGaps(t *model.Trace, gap func(FeedGap), lists ...[]Activity) Feed {
+	return newFeed(t, lists, nil, gap)
+}
+
+// newFeed is NewFeed over the activities keep accepts (nil: all); with a
+// non-nil gap, NewFeedGaps.
 func newFeed(t *model.Trace, lists [][]Activity, keep func(*Activity) bool, gap func(FeedGap)) Feed {
 	var f Feed
 	n := 0

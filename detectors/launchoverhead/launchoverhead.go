@@ -28,7 +28,11 @@ var Detector = &detectors.Detector{
 	Run: run,
 }
 
-// Device is the analysis of one device.
+// tenths is how many parts of the span the evidence weighs.
+const tenths = 10
+
+// Device is the analysis of one device. Its Feed keeps no Gaps: they are
+// counted as the feed finds them.
 type Device struct {
 	Device model.DeviceID
 	Feed   detectors.Feed
@@ -41,6 +45,10 @@ type Device struct {
 	ShortIdle, StarvedIdle   model.Duration
 	// Idle is all idle time inside Window.
 	Idle model.Duration
+	// The starved short-gap idle and count in each tenth of the span
+	// (the evidence windows).
+	tenthIdle  [tenths]model.Duration
+	tenthCount [tenths]int
 	// Kernels on the device, their median duration, and the median duration
 	// of their launch calls (0 when none is linked).
 	Kernels       int
@@ -66,29 +74,43 @@ func Analyze(t *model.Trace, minGap model.Duration) []Device {
 	var out []Device
 	for _, id := range ids {
 		a := by[id]
-		d := Device{Device: id, Feed: detectors.NewFeed(t, a)}
-		span := d.Feed.Span
+		if len(a) == 0 {
+			continue
+		}
+		d := Device{Device: id}
+		// The feed's span, known before the feed: its gaps are counted as
+		// they come, not kept (one per kernel on launch-bound captures).
+		span := model.Interval{Start: a[0].Start, End: a[0].End}
+		for i := range a {
+			span.End = max(span.End, a[i].End)
+		}
 		d.Window = []model.Interval{span}
 		if steps := detectors.StepWindows(t, span); len(steps) > 0 {
 			d.Window, d.Steps = steps, true
 		}
 		d.WindowLen = detectors.Total(d.Window)
-		for _, g := range d.Feed.Gaps {
+		step := span.Len() / tenths
+		d.Feed = detectors.NewFeedGaps(t, func(g detectors.FeedGap) {
 			in := detectors.Overlap(d.Window, g.Start, g.End)
 			if in == 0 {
-				continue
+				return
 			}
 			d.Idle += in
 			if g.Len() > minGap {
-				continue
+				return
 			}
 			d.ShortCount++
 			d.ShortIdle += in
 			if g.Queued == 0 {
 				d.StarvedCount++
 				d.StarvedIdle += in
+				if step > 0 {
+					i := min(tenths-1, int((g.Start-span.Start)/model.Time(step)))
+					d.tenthIdle[i] += in
+					d.tenthCount[i]++
+				}
 			}
-		}
+		}, a)
 		var kd, ld []model.Duration
 		for i := range a {
 			k := &a[i]
@@ -222,7 +244,7 @@ func finding(t *model.Trace, d *Device, sev model.Severity, minGap model.Duratio
 			{Name: "min_gap_ns", Value: float64(minGap), Unit: "ns"},
 		},
 	}
-	fd.Evidence = evidence(t, d, minGap)
+	fd.Evidence = evidence(t, d)
 	return fd
 }
 
@@ -235,32 +257,18 @@ func perSec(d model.Duration) float64 {
 
 // evidence returns the (up to) three tenths of the span with the most
 // starved short-gap idle, in time order, with their queue depth.
-func evidence(t *model.Trace, d *Device, minGap model.Duration) []model.Evidence {
+func evidence(t *model.Trace, d *Device) []model.Evidence {
 	span := d.Feed.Span
-	const parts = 10
-	step := span.Len() / parts
+	step := span.Len() / tenths
 	if step <= 0 {
 		return nil
 	}
-	ws := make([]model.Interval, parts)
+	ws := make([]model.Interval, tenths)
 	for i := range ws {
 		ws[i] = model.Interval{Start: span.Start + model.Time(step)*model.Time(i), End: span.Start + model.Time(step)*model.Time(i+1)}
 	}
-	ws[parts-1].End = span.End
-	idle := make([]model.Duration, parts)
-	count := make([]int, parts)
-	for _, g := range d.Feed.Gaps {
-		if g.Len() > minGap || g.Queued != 0 {
-			continue
-		}
-		in := detectors.Overlap(d.Window, g.Start, g.End)
-		if in == 0 {
-			continue
-		}
-		i := min(parts-1, int((g.Start-span.Start)/model.Time(step)))
-		idle[i] += in
-		count[i]++
-	}
+	ws[tenths-1].End = span.End
+	idle, count := d.tenthIdle, d.tenthCount
 	q := d.Feed.QueueMeans(ws)
 	idx := []int{}
 	for i := range ws {
