@@ -456,26 +456,60 @@ func series(t *model.Trace, idx []int) []model.MemoryPoint {
 	return out
 }
 
-// binShares returns the covered fraction (0..1, three decimals) of each of
-// the model.TimelineBins equal bins of [start, end) under the sorted,
-// disjoint intervals u.
-func binShares(u []model.Interval, start, end model.Time) []float64 {
-	out := make([]float64, model.TimelineBins)
-	w := float64(end-start) / model.TimelineBins
-	for _, iv := range u {
-		a := float64(iv.Start - start)
-		b := float64(iv.End - start)
-		for i := max(int(a/w), 0); i < model.TimelineBins && float64(i)*w < b; i++ {
-			lo, hi := max(a, float64(i)*w), min(b, float64(i+1)*w)
-			if hi > lo {
-				out[i] += (hi - lo) / w
-			}
+// binnedUnion bins a union of intervals as it grows into the covered
+// fraction (0..1, three decimals) of each of the model.TimelineBins equal
+// bins of [start, end): intervals come in
+// start order, and each interval of the union is binned once it is closed,
+// so that the union itself is never held (on a capture with a gap between
+// every two kernels it is as long as the activity list).
+type binnedUnion struct {
+	start model.Time
+	w     float64
+	out   []float64
+	cur   model.Interval
+	open  bool
+}
+
+func newBinnedUnion(start, end model.Time) *binnedUnion {
+	return &binnedUnion{start: start, w: float64(end-start) / model.TimelineBins, out: make([]float64, model.TimelineBins)}
+}
+
+// add adds iv, which starts no earlier than every interval added before.
+func (b *binnedUnion) add(iv model.Interval) {
+	if iv.End <= iv.Start {
+		return
+	}
+	if b.open && iv.Start <= b.cur.End {
+		b.cur.End = max(b.cur.End, iv.End)
+		return
+	}
+	if b.open {
+		b.bin(b.cur)
+	}
+	b.cur, b.open = iv, true
+}
+
+func (b *binnedUnion) bin(iv model.Interval) {
+	lo0 := float64(iv.Start - b.start)
+	hi0 := float64(iv.End - b.start)
+	for i := max(int(lo0/b.w), 0); i < model.TimelineBins && float64(i)*b.w < hi0; i++ {
+		lo, hi := max(lo0, float64(i)*b.w), min(hi0, float64(i+1)*b.w)
+		if hi > lo {
+			b.out[i] += (hi - lo) / b.w
 		}
 	}
-	for i, v := range out {
-		out[i] = math.Round(min(v, 1)*1000) / 1000
+}
+
+// shares returns the busy share of each bin, rounded to 0.001.
+func (b *binnedUnion) shares() []float64 {
+	if b.open {
+		b.bin(b.cur)
+		b.open = false
 	}
-	return out
+	for i, v := range b.out {
+		b.out[i] = math.Round(min(v, 1)*1000) / 1000
+	}
+	return b.out
 }
 
 // timelines bins each device's busy intervals and measures the GPU busy
@@ -485,25 +519,46 @@ func timelines(set *model.TraceSet) ([]model.DeviceTimeline, []model.StepSummary
 	var steps []model.StepSummary
 	for _, t := range set.Traces {
 		ids, byDev := detectors.DeviceActivities(t)
-		var all []model.Interval
+		hasSteps := false
+		for i := range t.Ranges {
+			if t.Ranges[i].Kind == model.RangeStep {
+				hasSteps = true
+				break
+			}
+		}
+		var all []model.Interval // the busy union, for the steps only
 		for _, id := range ids {
-			// The device's activities are in start order: the unions
-			// grow in the space of their result.
-			var u, comp []model.Interval
-			for _, a := range byDev[id] {
+			acts := byDev[id]
+			// The span of the non-empty activities bounds the bins; the
+			// activities are in start order, so the unions are binned as
+			// they grow.
+			tl := model.DeviceTimeline{Rank: t.Rank, Device: id}
+			seen := false
+			for i := range acts {
+				if a := &acts[i]; a.End > a.Start {
+					if !seen {
+						tl.Start, seen = a.Start, true
+					}
+					tl.End = max(tl.End, a.End)
+				}
+			}
+			if !seen {
+				continue
+			}
+			busy, comp := newBinnedUnion(tl.Start, tl.End), newBinnedUnion(tl.Start, tl.End)
+			var u []model.Interval
+			for _, a := range acts {
 				iv := model.Interval{Start: a.Start, End: a.End}
-				u = detectors.AddToUnion(u, iv)
+				busy.add(iv)
 				if a.IsKernel && a.Class.Compute() {
-					comp = detectors.AddToUnion(comp, iv)
+					comp.add(iv)
+				}
+				if hasSteps {
+					u = detectors.AddToUnion(u, iv)
 				}
 			}
 			all = append(all, u...)
-			if len(u) == 0 || u[len(u)-1].End <= u[0].Start {
-				continue
-			}
-			tl := model.DeviceTimeline{Rank: t.Rank, Device: id, Start: u[0].Start, End: u[len(u)-1].End}
-			tl.Busy = binShares(u, tl.Start, tl.End)
-			tl.Compute = binShares(comp, tl.Start, tl.End)
+			tl.Busy, tl.Compute = busy.shares(), comp.shares()
 			tls = append(tls, tl)
 		}
 		busy := detectors.UnionInPlace(all)
