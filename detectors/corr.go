@@ -14,21 +14,20 @@ type CorrKey struct {
 }
 
 // CorrIndex finds API calls by (CorrScope, Correlation). It is a sorted
-// slice rather than a map: correlation ids grow with time, so lookups in
-// time order mostly hit the entry after the previous one.
+// list of row numbers rather than a map (4 bytes per call; the keys are
+// read from the calls themselves): correlation ids grow with time, so
+// lookups in time order mostly hit the entry after the previous one, and
+// the list is usually in key order from the start.
 type CorrIndex struct {
-	keys []corrEntry
-	last int
+	calls []model.APICall
+	rows  []int32
+	last  int
 }
 
-// corrEntry is 16 bytes (a CorrKey field would pad it to 24).
-type corrEntry struct {
-	corr  int64
-	scope int32
-	idx   int32
+func (x *CorrIndex) key(i int) CorrKey {
+	c := &x.calls[x.rows[i]]
+	return CorrKey{Scope: c.CorrScope, Corr: c.Correlation}
 }
-
-func (e corrEntry) key() CorrKey { return CorrKey{Scope: e.scope, Corr: e.corr} }
 
 func keyLess(a, b CorrKey) bool {
 	if a.Scope != b.Scope {
@@ -46,21 +45,23 @@ func IndexAPI(t *model.Trace, keep func(*model.APICall) bool) *CorrIndex {
 			n++
 		}
 	}
-	x := &CorrIndex{keys: make([]corrEntry, 0, n)}
+	x := &CorrIndex{calls: t.APICalls, rows: make([]int32, 0, n)}
 	sorted := true
+	var prev CorrKey
 	for i := range t.APICalls {
 		c := &t.APICalls[i]
 		if c.Correlation == 0 || !keep(c) {
 			continue
 		}
 		k := CorrKey{c.CorrScope, c.Correlation}
-		if n := len(x.keys); n > 0 && !keyLess(x.keys[n-1].key(), k) {
+		if len(x.rows) > 0 && !keyLess(prev, k) {
 			sorted = false
 		}
-		x.keys = append(x.keys, corrEntry{corr: k.Corr, scope: k.Scope, idx: int32(i)})
+		prev = k
+		x.rows = append(x.rows, int32(i))
 	}
 	if !sorted {
-		sort.SliceStable(x.keys, func(i, j int) bool { return keyLess(x.keys[i].key(), x.keys[j].key()) })
+		sort.SliceStable(x.rows, func(i, j int) bool { return keyLess(x.key(i), x.key(j)) })
 	}
 	return x
 }
@@ -68,18 +69,18 @@ func IndexAPI(t *model.Trace, keep func(*model.APICall) bool) *CorrIndex {
 // Lookup returns the index in t.APICalls of the call with key k, or -1.
 // With duplicate keys it returns the first.
 func (x *CorrIndex) Lookup(k CorrKey) int32 {
-	n := len(x.keys)
+	n := len(x.rows)
 	if n == 0 || k.Corr == 0 {
 		return -1
 	}
-	if j := x.last + 1; j < n && x.keys[j].key() == k && x.keys[j-1].key() != k {
+	if j := x.last + 1; j < n && x.key(j) == k && x.key(j-1) != k {
 		x.last = j
-		return x.keys[j].idx
+		return x.rows[j]
 	}
-	i := sort.Search(n, func(i int) bool { return !keyLess(x.keys[i].key(), k) })
-	if i < n && x.keys[i].key() == k {
+	i := sort.Search(n, func(i int) bool { return !keyLess(x.key(i), k) })
+	if i < n && x.key(i) == k {
 		x.last = i
-		return x.keys[i].idx
+		return x.rows[i]
 	}
 	return -1
 }

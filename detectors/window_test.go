@@ -90,8 +90,8 @@ func TestUnionInPlaceAndCorrIndex(t *testing.T) {
 		tr.APICalls = append(tr.APICalls, model.APICall{CorrScope: c.scope, Correlation: c.corr, Class: model.APIMemcpy})
 	}
 	x := IndexAPI(tr, func(*model.APICall) bool { return true })
-	if len(x.keys) != 4 {
-		t.Fatalf("len %d", len(x.keys))
+	if len(x.rows) != 4 {
+		t.Fatalf("len %d", len(x.rows))
 	}
 	for i, c := range tr.APICalls {
 		want := int32(i)
