@@ -247,10 +247,11 @@ func (g *globalOpts) checkInputs(files []string, hint string) error {
 	if err := g.Mem.checkFits(files); err != nil {
 		return err
 	}
-	if err := g.checkMax(files); err != nil {
+	budget := memBudget(files)
+	if err := g.checkMax(files, budget); err != nil {
 		return err
 	}
-	g.startMemBudget(files)
+	g.startMemBudget(files, budget)
 	return nil
 }
 

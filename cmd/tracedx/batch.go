@@ -265,8 +265,10 @@ func newBatchConfig(g *globalOpts, opts *batchOptions, a batchArgs, items []batc
 			if err := g.Mem.checkFits([]string{path}); err != nil {
 				return nil, err
 			}
-			if err := g.checkMax([]string{path}); err != nil {
-				return nil, err
+			if g.MaxMemory > 0 {
+				if err := g.checkMax([]string{path}, memBudget([]string{path})); err != nil {
+					return nil, err
+				}
 			}
 			return pipeline.Analyze(ctx, []string{path}, popts)
 		},

@@ -12,6 +12,7 @@ import (
 
 	"github.com/tracedx/tracedx/internal/corpus"
 	"github.com/tracedx/tracedx/internal/kinetogen"
+	"github.com/tracedx/tracedx/model"
 )
 
 // benchInput makes (once) a large Kineto trace: a real corpus trace
@@ -106,10 +107,10 @@ func BenchmarkPeakRSS(b *testing.B) {
 	}
 	size := inputFootprint(path)
 	budget := 200e6
-	switch inputKind(path) {
-	case "json":
+	switch detectFormat(path) {
+	case model.FormatKineto:
 		budget = 0.5 * float64(size)
-	case "sqlite":
+	case model.FormatNsys:
 		budget = 1.5 * float64(size)
 	}
 	var peak int64

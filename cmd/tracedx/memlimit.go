@@ -11,7 +11,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	impall "github.com/tracedx/tracedx/importers/all"
 	"github.com/tracedx/tracedx/internal/gcbudget"
+	"github.com/tracedx/tracedx/model"
 )
 
 // Memory limits. tracedx holds a trace's timeline in memory: a Kineto JSON
@@ -101,49 +103,48 @@ const (
 func memBudget(files []string) int64 {
 	var b float64
 	for _, f := range files {
-		switch inputKind(f) {
-		case "sqlite":
-			b += budgetSQLite * float64(inputFootprint(f))
-		case "json":
-			b += budgetJSON * float64(inputFootprint(f))
+		if share := budgetShare(f); share > 0 {
+			b += share * float64(inputFootprint(f))
 		}
 	}
 	return max(int64(b), budgetFloor)
 }
 
-// inputKind tells an Nsight export ("sqlite") from a trace in JSON,
-// plain or gzipped ("json"), by their first bytes; anything else is a log
-// (""), which tracedx reads in bounded memory whatever its size.
-func inputKind(path string) string {
-	if st, err := os.Stat(path); err != nil || !st.Mode().IsRegular() {
-		return "" // never open a FIFO or a device here: opening may block
+// budgetShare is the share of an input's (uncompressed) size that its
+// budget is, by its format: 0 for logs, which tracedx reads in bounded
+// memory whatever their size, and for inputs of no known format.
+func budgetShare(path string) float64 {
+	switch detectFormat(path) {
+	case model.FormatNsys:
+		return budgetSQLite
+	case model.FormatKineto:
+		return budgetJSON
 	}
-	f, err := os.Open(path)
+	return 0
+}
+
+// detectFormat is the format of path as the importers detect it, "" when
+// none does or path is not a regular file (never open a FIFO or a device
+// here: opening may block).
+func detectFormat(path string) model.Format {
+	if st, err := os.Stat(path); err != nil || !st.Mode().IsRegular() {
+		return ""
+	}
+	imp, err := impall.Registry().Detect(path)
 	if err != nil {
 		return ""
 	}
-	defer f.Close()
-	var head [16]byte
-	n, _ := f.ReadAt(head[:], 0)
-	switch h := head[:n]; {
-	case string(h) == "SQLite format 3\x00":
-		return "sqlite"
-	case len(h) >= 2 && h[0] == 0x1f && h[1] == 0x8b:
-		return "json"
-	case len(strings.TrimLeft(string(h), " \t\r\n")) > 0 && strings.TrimLeft(string(h), " \t\r\n")[0] == '{':
-		return "json"
-	}
-	return ""
+	return imp.Format()
 }
 
-// startMemBudget sets the collector's soft limit to the budget of files
+// startMemBudget sets the collector's soft limit to budget, the inputs'
 // (see gcbudget), unless GOMEMLIMIT is set: the user's choice stands.
 // With --max-memory, live data above it stop the command (exit 3).
-func (g *globalOpts) startMemBudget(files []string) {
+func (g *globalOpts) startMemBudget(files []string, budget int64) {
 	if g.stopBudget != nil {
 		return
 	}
-	b, ceiling, max := memBudget(files), g.Mem.Soft, int64(g.MaxMemory)
+	b, ceiling, max := budget, g.Mem.Soft, int64(g.MaxMemory)
 	if max > 0 && (ceiling <= 0 || max < ceiling) {
 		ceiling = max
 	}
@@ -209,13 +210,13 @@ func (g *globalOpts) stopMemBudget() {
 }
 
 // checkMax refuses inputs whose budget alone (the least they take, by
-// their kind and size) is above --max-memory.
-func (g *globalOpts) checkMax(files []string) error {
+// their kind and size: memBudget) is above --max-memory.
+func (g *globalOpts) checkMax(files []string, need int64) error {
 	max := int64(g.MaxMemory)
 	if max <= 0 {
 		return nil
 	}
-	if need := memBudget(files); need > max && need > budgetFloor {
+	if need > max && need > budgetFloor {
 		return &exitError{code: exitOutput, err: fmt.Errorf("%s: needs at least %s of memory, above --max-memory %s (%w); raise it, or split the trace",
 			inputsName(files), humanSize(need), humanSize(max), syscall.ENOMEM)}
 	}

@@ -2,11 +2,13 @@ package main
 
 import (
 	"bytes"
+	"compress/gzip"
 	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -93,14 +95,24 @@ func TestInputFootprint(t *testing.T) {
 	os.WriteFile(js, []byte("\n  {\"traceEvents\": []}"), 0o644)
 	log := filepath.Join(dir, "t.log")
 	os.WriteFile(log, []byte("# nThread 1 nGpus 8"), 0o644)
-	for f, want := range map[string]string{db: "sqlite", js: "json", gz: "json", log: "", filepath.Join(dir, "none"): ""} {
-		if got := inputKind(f); got != want {
-			t.Errorf("inputKind(%s) = %q, want %q", filepath.Base(f), got, want)
+	jsgz := filepath.Join(dir, "kineto.json.gz")
+	var zb bytes.Buffer
+	zw := gzip.NewWriter(&zb)
+	zw.Write([]byte(`{"traceEvents": []}`))
+	zw.Close()
+	os.WriteFile(jsgz, zb.Bytes(), 0o644)
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for f, want := range map[string]float64{db: budgetSQLite, js: budgetJSON, jsgz: budgetJSON, log: 0, fifo: 0, filepath.Join(dir, "none"): 0} {
+		if got := budgetShare(f); got != want {
+			t.Errorf("budgetShare(%s) = %v, want %v", filepath.Base(f), got, want)
 		}
 	}
 	gib := float64(1 << 30)
-	if got, want := memBudget([]string{gz}), int64(budgetJSON*gib); got != want {
-		t.Errorf("budget of a 1 GiB gzipped trace %d, want %d", got, want)
+	if got, want := memBudget([]string{sparseTrace(t, dir, 1<<30)}), int64(budgetJSON*gib); got != want {
+		t.Errorf("budget of a 1 GiB trace %d, want %d", got, want)
 	}
 	if got := memBudget([]string{db, js, log}); got != budgetFloor {
 		t.Errorf("budget of small inputs %d, want the floor %d", got, budgetFloor)
