@@ -240,13 +240,8 @@ func (f *Feed) queueStats() {
 func (f *Feed) QueueMeans(ws []model.Interval) []float64 {
 	out := make([]float64, len(ws))
 	depth, last, w := 0, model.Time(0), 0
-	switch {
-	case len(f.launchAt) > 0 && len(f.startAt) > 0:
+	if len(f.startAt) > 0 { // one launch per start: both or neither
 		last = min(f.launchAt[0], f.startAt[0])
-	case len(f.launchAt) > 0:
-		last = f.launchAt[0]
-	case len(f.startAt) > 0:
-		last = f.startAt[0]
 	}
 	// add credits depth over [last, to) to the windows it overlaps.
 	add := func(to model.Time) {

@@ -161,7 +161,7 @@ func (g *globalOpts) startMemBudget(files []string, budget int64) {
 		b = debug.SetMemoryLimit(-1)
 		ceiling = b
 	}
-	g.stopBudget = gcbudget.StartMax(b, ceiling, max, over)
+	g.stopBudget = gcbudget.Start(b, ceiling, max, over)
 	g.debug("memory budget for the inputs: %s (the collector's soft limit, raised when the live data need more)", humanSize(b))
 }
 

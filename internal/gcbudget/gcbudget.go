@@ -51,15 +51,12 @@ type tuner struct {
 // Start sets the soft memory limit to budget (at most ceiling; 0 = none)
 // and keeps adjusting it after each collection, as the package says. The
 // returned stop puts back the limit that was in force before.
-func Start(budget, ceiling int64) (stop func()) {
-	return StartMax(budget, ceiling, 0, nil)
-}
-
-// StartMax is Start with a hard maximum: the first time a collection finds
-// more than max bytes live (0: no maximum), over is called with the live
-// heap, from the runtime's finalizer goroutine, so that the run can stop
-// with a clear error instead of being killed once the machine runs out.
-func StartMax(budget, ceiling, max int64, over func(live int64)) (stop func()) {
+//
+// max is a hard maximum (0: none): the first time a collection finds more
+// than max bytes live, over is called with the live heap, from the
+// runtime's finalizer goroutine, so that the run can stop with a clear
+// error instead of being killed once the machine runs out.
+func Start(budget, ceiling, max int64, over func(live int64)) (stop func()) {
 	t := &tuner{budget: budget, ceiling: ceiling, max: max, over: over, prev: debug.SetMemoryLimit(-1),
 		sample: []metrics.Sample{{Name: "/gc/heap/live:bytes"}}}
 	t.adjust()
