@@ -87,7 +87,6 @@ type ncclState struct {
 
 func newHostAcc(name string) *hostAcc {
 	a := &hostAcc{h: model.JobHost{Host: name}, devs: map[int]bool{}, ranks: map[int]bool{}}
-	ncclinfo.Unknown(&a.h.Facts)
 	a.r = ncclinfo.New(&a.h.Facts)
 	a.r.Ranks = true
 	return a

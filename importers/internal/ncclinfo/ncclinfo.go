@@ -71,15 +71,11 @@ type Reader struct {
 	tr     map[string]int
 }
 
-// New returns a reader that writes into f; Unknown should have set f's
-// counts that may be unknown.
+// New returns a reader that writes into f, marking NVLS support and the
+// channel counts of f as not (yet) seen.
 func New(f *model.NCCLFacts) *Reader {
-	return &Reader{F: f, warned: map[string]bool{}, tr: map[string]int{}}
-}
-
-// Unknown marks NVLS support and the channel counts as not (yet) seen.
-func Unknown(f *model.NCCLFacts) {
 	f.NVLSSupport, f.CollChannels, f.CollNetChannels, f.NVLSChannels, f.P2PChannels, f.RingChannels = -1, -1, -1, -1, -1, -1
+	return &Reader{F: f, warned: map[string]bool{}, tr: map[string]int{}}
 }
 
 // Apply reads one message of kind "WARN" or "INFO" (other kinds are

@@ -10,7 +10,6 @@ import (
 // read applies INFO messages (WARN ones start with "WARN ") to fresh facts.
 func read(msgs ...string) (model.NCCLFacts, []Seen) {
 	var f model.NCCLFacts
-	Unknown(&f)
 	r := New(&f)
 	r.Ranks = true
 	var seen []Seen
@@ -117,7 +116,6 @@ func FuzzApply(f *testing.F) {
 	f.Add("WARN", "Failed to open libibverbs")
 	f.Fuzz(func(t *testing.T, kind, msg string) {
 		var facts model.NCCLFacts
-		Unknown(&facts)
 		r := New(&facts)
 		r.Apply(kind, msg)
 		r.Apply(kind, msg)
