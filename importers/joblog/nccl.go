@@ -56,16 +56,7 @@ func ncclHead(msg []byte) (host string, dev int, kind string, body []byte, ok bo
 		}
 	}
 	if n > 0 {
-		t := toks[n-1]
-		if c2 := bytes.LastIndexByte(t, ':'); c2 > 0 && isDigits(t[c2+1:]) {
-			if c1 := bytes.LastIndexByte(t[:c2], ':'); c1 > 0 && isDigits(t[c1+1:c2]) {
-				h := t[:c1]
-				if j := bytes.LastIndexAny(h, "]:"); j >= 0 {
-					h = h[j+1:] // "[rank0]:host" glued by a launcher
-				}
-				host = string(h)
-			}
-		}
+		host, _ = ncclinfo.HostOf(toks[n-1])
 	}
 	return host, dev, kind, body, true
 }

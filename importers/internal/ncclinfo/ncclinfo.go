@@ -23,6 +23,7 @@
 package ncclinfo
 
 import (
+	"bytes"
 	"regexp"
 	"sort"
 	"strconv"
@@ -303,6 +304,35 @@ func transportName(via string) string {
 		via = via[:64]
 	}
 	return via
+}
+
+// HostOf returns the host of a "host:pid:tid" token, the head of NCCL debug
+// lines, without a launcher tag glued in front ("[rank0]:host",
+// "[1,0]<stdout>:host"); ok is false when tok is no such token.
+func HostOf(tok []byte) (host string, ok bool) {
+	c2 := bytes.LastIndexByte(tok, ':')
+	if c2 <= 0 || !isDigits(tok[c2+1:]) {
+		return "", false
+	}
+	c1 := bytes.LastIndexByte(tok[:c2], ':')
+	if c1 <= 0 || !isDigits(tok[c1+1:c2]) {
+		return "", false
+	}
+	h := tok[:c1]
+	if j := bytes.LastIndexAny(h, "]:"); j >= 0 {
+		h = h[j+1:]
+	}
+	return string(h), true
+}
+
+// isDigits reports whether b is a non-empty run of decimal digits.
+func isDigits(b []byte) bool {
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return len(b) > 0
 }
 
 // AddStr appends s to list once, while list has fewer than limit entries.

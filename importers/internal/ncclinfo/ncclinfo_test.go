@@ -130,3 +130,13 @@ func TestCamelCaseNRanks(t *testing.T) {
 		t.Errorf("nRanks line: seen %+v, nodes %d; want rank 3, nranks 24, nodes 3", seen, f.Nodes)
 	}
 }
+
+func TestHostOf(t *testing.T) {
+	for tok, want := range map[string]string{"node-a:123:456": "node-a", "[rank0]:gpu-01:7:8": "gpu-01", "[1,0]<stdout>:h.example:1:2": "h.example",
+		"host:12": "", "host:1:x": "", ":1:2": "", "[0]": "", "10.0.0.1:1:2": "10.0.0.1"} {
+		got, ok := HostOf([]byte(tok))
+		if got != want || ok != (want != "") {
+			t.Errorf("%q: %q %v, want %q", tok, got, ok, want)
+		}
+	}
+}
