@@ -90,7 +90,7 @@ func (s *ncclState) line(msg []byte, j *model.JobLog) bool {
 	if !ok {
 		return false
 	}
-	body = bytes.TrimSpace(body)
+	text := string(bytes.TrimSpace(body)) // once for every accumulator
 	accs := []*hostAcc{s.all}
 	if host != "" {
 		a := s.hosts[host]
@@ -106,15 +106,15 @@ func (s *ncclState) line(msg []byte, j *model.JobLog) bool {
 		}
 	}
 	for _, a := range accs {
-		a.apply(kind, body, j)
+		a.apply(kind, text, j)
 	}
 	return true
 }
 
 // apply records one NCCL WARN or INFO message in the host's facts and
 // keeps what is the job log's own: ranks, world size, HCAs, interfaces.
-func (a *hostAcc) apply(kind string, msg []byte, j *model.JobLog) {
-	seen := a.r.Apply(kind, string(msg))
+func (a *hostAcc) apply(kind, msg string, j *model.JobLog) {
+	seen := a.r.Apply(kind, msg)
 	a.addRank(seen.Rank)
 	if n := seen.NRanks; n > j.WorldSize && n < maxRanksListed {
 		j.WorldSize = n
