@@ -44,7 +44,9 @@ type JobLog struct {
 	// Capacity is the start-up capacity per engine, merged from its lines.
 	Capacity []EngineCapacity
 	// Requests are per-request timing lines (TGI router "Success" lines),
-	// in file order (decimated like Stats, see StatsStride).
+	// in file order; huge logs are thinned the way Stats are, with a stride
+	// of their own that StatsStride does not give (the import note names
+	// the larger of the two).
 	Requests []RequestStat
 }
 

@@ -36,7 +36,7 @@ func OpBreakdown(t *Trace, steps []Step) []DeviceOps {
 		}
 		dur := k.End.Sub(k.Start)
 		d.ByOp[op] += dur
-		if s := stepAt(steps, k.Start); s != nil {
+		if s := StepAt(steps, k.Start); s != nil {
 			if d.ByPhase == nil {
 				d.ByPhase = map[StepPhase]*OpTimes{}
 			}
@@ -54,13 +54,4 @@ func OpBreakdown(t *Trace, steps []Step) []DeviceOps {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Device < out[j].Device })
 	return out
-}
-
-// stepAt returns the step (steps sorted by start) whose GPU window holds at.
-func stepAt(steps []Step, at Time) *Step {
-	i := sort.Search(len(steps), func(i int) bool { return steps[i].Start > at }) - 1
-	if i >= 0 && at <= max(steps[i].End, steps[i].GPUEnd) {
-		return &steps[i]
-	}
-	return nil
 }

@@ -37,14 +37,6 @@ func (g GEMMDims) Elems() float64 {
 	return float64(g.B) * (float64(g.M)*float64(g.K) + float64(g.K)*float64(g.N) + float64(g.M)*float64(g.N))
 }
 
-// GEMMFlops returns the floating-point operations of a GEMM operator from
-// its input shapes and the dtype of its first matrix input; ok is false
-// when the shapes do not fit the operator (see GEMMOfOp).
-func GEMMFlops(name string, s *OpShape) (flops float64, dtype string, ok bool) {
-	g, dtype, ok := GEMMOfOp(name, s)
-	return g.Flops(), dtype, ok
-}
-
 // GEMMOfOp reads the GEMM dimensions of an operator from its input shapes,
 // and the dtype of its first matrix input; ok is false when the shapes do
 // not fit the operator.
@@ -69,11 +61,13 @@ func GEMMOfOp(name string, s *OpShape) (g GEMMDims, dtype string, ok bool) {
 		}
 		return ""
 	}
-	f := func(b, m, n, k int64) (GEMMDims, string, bool) {
+	// gemm returns the dimensions and the dtype of input i; ok is false
+	// when a dimension is not positive.
+	gemm := func(b, m, n, k int64, i int) (GEMMDims, string, bool) {
 		if b <= 0 || m <= 0 || n <= 0 || k <= 0 {
 			return GEMMDims{}, "", false
 		}
-		return GEMMDims{b, m, n, k}, "", true
+		return GEMMDims{b, m, n, k}, typ(i), true
 	}
 	switch name {
 	case "aten::mm", "aten::_scaled_mm", "aten::addmm", "aten::baddbmm", "aten::bmm":
@@ -96,8 +90,7 @@ func GEMMOfOp(name string, s *OpShape) (g GEMMDims, dtype string, ok bool) {
 		if a[1] != b[0] {
 			return GEMMDims{}, "", false
 		}
-		g, _, ok = f(batch, a[0], b[1], a[1])
-		return g, typ(first), ok
+		return gemm(batch, a[0], b[1], a[1], first)
 	case "aten::linear":
 		x, w := in(0, 0), in(1, 2)
 		if x == nil || w == nil || x[len(x)-1] != w[1] {
@@ -107,8 +100,7 @@ func GEMMOfOp(name string, s *OpShape) (g GEMMDims, dtype string, ok bool) {
 		for _, d := range x[:len(x)-1] {
 			rows *= d
 		}
-		g, _, ok = f(1, rows, w[0], w[1])
-		return g, typ(0), ok
+		return gemm(1, rows, w[0], w[1], 0)
 	case "aten::matmul":
 		a, b := in(0, 0), in(1, 0)
 		if len(a) < 2 || len(b) < 2 {
@@ -123,8 +115,7 @@ func GEMMOfOp(name string, s *OpShape) (g GEMMDims, dtype string, ok bool) {
 		for _, d := range a[:len(a)-2] {
 			batch *= d
 		}
-		g, _, ok = f(batch, m, n, k)
-		return g, typ(0), ok
+		return gemm(batch, m, n, k, 0)
 	}
 	return GEMMDims{}, "", false
 }

@@ -22,7 +22,7 @@ import (
 // thread list, the launch configurations and the range tracks; import
 // warnings stay with the first part.
 func SplitRanks(t *Trace) []*Trace {
-	if t.Rank != NoRank || t.Bench != nil || t.JobLog != nil {
+	if t.Rank != NoRank || !t.IsTimeline() {
 		return nil
 	}
 	devOf := map[int32]map[DeviceID]bool{}
@@ -80,11 +80,6 @@ func SplitRanks(t *Trace) []*Trace {
 		}
 		q.Meta["world_size_inferred"] = "processes of one Nsight Systems export"
 		q.Meta["split_from"] = t.Path
-		for _, d := range t.Devices {
-			if owner[d.ID] == p.pid {
-				q.Devices = append(q.Devices, d)
-			}
-		}
 		for _, pr := range t.Processes {
 			if pr.PID == int64(p.pid) {
 				q.Processes = append(q.Processes, pr)
@@ -138,8 +133,9 @@ func SplitRanks(t *Trace) []*Trace {
 	return parts
 }
 
-// keepDevices gives a part every device its records name: its own GPUs and
-// any other it touched (a context created on GPU 0 by another rank's process).
+// keepDevices gives a part every device its records name, in t's order: its
+// own GPUs (its kernels ran there) and any other it touched (a context
+// created on GPU 0 by another rank's process).
 func keepDevices(t *Trace, q *Trace) {
 	used := map[DeviceID]bool{}
 	for _, k := range q.Kernels {
@@ -162,7 +158,6 @@ func keepDevices(t *Trace, q *Trace) {
 	for _, c := range q.Counters {
 		used[c.Device] = true
 	}
-	q.Devices = q.Devices[:0]
 	for _, d := range t.Devices {
 		if used[d.ID] {
 			q.Devices = append(q.Devices, d)

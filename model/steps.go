@@ -44,8 +44,14 @@ func (s *Step) WindowEnd() Time { return max(s.End, s.GPUEnd) }
 func (s *Step) Window() Duration { return s.WindowEnd().Sub(s.Start) }
 
 // StepAt returns the step of steps (sorted by start) whose GPU window holds
-// at, or nil.
-func StepAt(steps []Step, at Time) *Step { return stepAt(steps, at) }
+// at, or nil. Only the last step starting at or before at is looked at.
+func StepAt(steps []Step, at Time) *Step {
+	i := sort.Search(len(steps), func(i int) bool { return steps[i].Start > at }) - 1
+	if i >= 0 && at <= steps[i].WindowEnd() {
+		return &steps[i]
+	}
+	return nil
+}
 
 // Time is the step's latency. For engine steps it is the GPU window, so
 // that a step whose host range returns before the GPU finishes (graph

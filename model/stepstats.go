@@ -35,16 +35,16 @@ type PhaseStats struct {
 func StepPhases(steps []Step) []PhaseStats {
 	var out []PhaseStats
 	for _, ph := range AllStepPhases {
-		var walls []int64
+		var times []int64
 		ps := PhaseStats{Phase: ph, TokensPerSec: -1}
-		var window, tokWall Duration
+		var window, tokTime Duration
 		var kernels int64
 		for i := range steps {
 			s := &steps[i]
 			if s.Phase != ph {
 				continue
 			}
-			walls = append(walls, int64(s.Time()))
+			times = append(times, int64(s.Time()))
 			ps.Time += s.Time()
 			ps.Busy += s.Busy
 			window += s.Window()
@@ -55,21 +55,21 @@ func StepPhases(steps []Step) []PhaseStats {
 			}
 			if s.Tokens >= 0 {
 				ps.Tokens += s.Tokens
-				tokWall += s.Time()
+				tokTime += s.Time()
 			}
 		}
-		if len(walls) == 0 {
+		if len(times) == 0 {
 			continue
 		}
-		sort.Slice(walls, func(i, j int) bool { return walls[i] < walls[j] })
-		ps.Count = int64(len(walls))
-		ps.P50, ps.P90, ps.P99 = Quantile(walls, 0.5), Quantile(walls, 0.9), Quantile(walls, 0.99)
-		ps.Max = Duration(walls[len(walls)-1])
+		sort.Slice(times, func(i, j int) bool { return times[i] < times[j] })
+		ps.Count = int64(len(times))
+		ps.P50, ps.P90, ps.P99 = Quantile(times, 0.5), Quantile(times, 0.9), Quantile(times, 0.99)
+		ps.Max = Duration(times[len(times)-1])
 		ps.BusyPct = pctOf(ps.Busy, window)
-		if tokWall > 0 {
-			ps.TokensPerSec = float64(ps.Tokens) / tokWall.Seconds()
+		if tokTime > 0 {
+			ps.TokensPerSec = float64(ps.Tokens) / tokTime.Seconds()
 		}
-		ps.KernelsPerStep = float64(kernels) / float64(len(walls))
+		ps.KernelsPerStep = float64(kernels) / float64(len(times))
 		out = append(out, ps)
 	}
 	return out

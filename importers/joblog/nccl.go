@@ -56,16 +56,7 @@ func ncclHead(msg []byte) (host string, dev int, kind string, body []byte, ok bo
 		}
 	}
 	if n > 0 {
-		t := toks[n-1]
-		if c2 := bytes.LastIndexByte(t, ':'); c2 > 0 && isDigits(t[c2+1:]) {
-			if c1 := bytes.LastIndexByte(t[:c2], ':'); c1 > 0 && isDigits(t[c1+1:c2]) {
-				h := t[:c1]
-				if j := bytes.LastIndexAny(h, "]:"); j >= 0 {
-					h = h[j+1:] // "[rank0]:host" glued by a launcher
-				}
-				host = string(h)
-			}
-		}
+		host, _ = ncclinfo.HostOf(toks[n-1])
 	}
 	return host, dev, kind, body, true
 }
@@ -87,7 +78,6 @@ type ncclState struct {
 
 func newHostAcc(name string) *hostAcc {
 	a := &hostAcc{h: model.JobHost{Host: name}, devs: map[int]bool{}, ranks: map[int]bool{}}
-	ncclinfo.Unknown(&a.h.Facts)
 	a.r = ncclinfo.New(&a.h.Facts)
 	a.r.Ranks = true
 	return a
@@ -100,7 +90,7 @@ func (s *ncclState) line(msg []byte, j *model.JobLog) bool {
 	if !ok {
 		return false
 	}
-	body = bytes.TrimSpace(body)
+	text := string(bytes.TrimSpace(body)) // once for every accumulator
 	accs := []*hostAcc{s.all}
 	if host != "" {
 		a := s.hosts[host]
@@ -116,15 +106,15 @@ func (s *ncclState) line(msg []byte, j *model.JobLog) bool {
 		}
 	}
 	for _, a := range accs {
-		a.apply(kind, body, j)
+		a.apply(kind, text, j)
 	}
 	return true
 }
 
 // apply records one NCCL WARN or INFO message in the host's facts and
 // keeps what is the job log's own: ranks, world size, HCAs, interfaces.
-func (a *hostAcc) apply(kind string, msg []byte, j *model.JobLog) {
-	seen := a.r.Apply(kind, string(msg))
+func (a *hostAcc) apply(kind, msg string, j *model.JobLog) {
+	seen := a.r.Apply(kind, msg)
 	a.addRank(seen.Rank)
 	if n := seen.NRanks; n > j.WorldSize && n < maxRanksListed {
 		j.WorldSize = n

@@ -34,14 +34,14 @@ var (
 	// Ray / vLLM multiprocess prefixes: "(APIServer pid=1) ", "(RayWorkerWrapper pid=12, ip=10.0.0.2) ",
 	// Ray's bare "(pid=12) " / "(pid=12, ip=10.0.0.2) ".
 	rePid = regexp.MustCompile(`^\((?:([A-Za-z_][\w.-]*) )?pid=\d+(?:, ip=[\d.:a-f]+)?\)\s*`)
+	// kubectl logs --prefix: "[pod/vllm-0/vllm] ".
+	reKubePrefix = regexp.MustCompile(`^\[pod/([\w.-]+)/[\w.-]+\]\s*`)
 	// TensorRT-LLM: the Python logger (tensorrt_llm/logger.py, 0.5+)
 	// "[12/18/2024-03:35:37] [TRT-LLM] [MPI_Rank 1] [I] " and the C++ logger
 	// "[TensorRT-LLM][INFO] ".
-	// kubectl logs --prefix: "[pod/vllm-0/vllm] ".
-	reKubePrefix = regexp.MustCompile(`^\[pod/([\w.-]+)/[\w.-]+\]\s*`)
-	reTRTTime    = regexp.MustCompile(`^\[(\d\d)/(\d\d)/(\d{4})-(\d\d):(\d\d):(\d\d)\]\s*`)
-	reTRTTag     = regexp.MustCompile(`^\[(?:TRT-LLM|TensorRT-LLM)\](?:\s*\[MPI_Rank (\d+)\])?\s*(?:\[([IWEFV]|INFO|WARNING|ERROR|VERBOSE|DEBUG)\]\s*)?`)
-	reTag        = regexp.MustCompile(`(TP|DP|PP|EP)(\d+)`)
+	reTRTTime = regexp.MustCompile(`^\[(\d\d)/(\d\d)/(\d{4})-(\d\d):(\d\d):(\d\d)\]\s*`)
+	reTRTTag  = regexp.MustCompile(`^\[(?:TRT-LLM|TensorRT-LLM)\](?:\s*\[MPI_Rank (\d+)\])?\s*(?:\[([IWEFV]|INFO|WARNING|ERROR|VERBOSE|DEBUG)\]\s*)?`)
+	reTag     = regexp.MustCompile(`(TP|DP|PP|EP)(\d+)`)
 	// Plain level words: "INFO: ", "WARNING ".
 	reLevel = regexp.MustCompile(`^(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)(?::\s*|\s+)`)
 )

@@ -115,9 +115,9 @@ func (m *merger) place(b *model.Bench, i int) {
 	}
 }
 
-// remove deletes the last run i, merged into another (drop false) or dropped.
-func (m *merger) remove(b *model.Bench, i int, drop bool) {
-	r := &b.Runs[i]
+// count takes run r out of the kept rows, as merged into another (drop
+// false) or dropped, remembering the line of the first such run.
+func (m *merger) count(r *model.BenchRun, drop bool) {
 	if m.merged+m.dropped == 0 {
 		m.first = r.Line
 	}
@@ -128,6 +128,11 @@ func (m *merger) remove(b *model.Bench, i int, drop bool) {
 	} else {
 		m.merged++
 	}
+}
+
+// remove deletes the last run i, merged into another (drop false) or dropped.
+func (m *merger) remove(b *model.Bench, i int, drop bool) {
+	m.count(&b.Runs[i], drop)
 	for f := len(b.Failures) - 1; f >= 0 && b.Failures[f].Run >= i; f-- {
 		b.Failures[f].Run = -1
 	}
@@ -156,11 +161,7 @@ func (m *merger) compact(b *model.Bench) {
 			if j, ok := m.keys[k]; ok {
 				mergeRun(&out[j], &r)
 				newIdx[i] = -1
-				if m.merged == 0 {
-					m.first = r.Line
-				}
-				m.merged++
-				m.rows -= len(r.Rows)
+				m.count(&r, false)
 				continue
 			}
 			m.keys[k] = len(out)

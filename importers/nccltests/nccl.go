@@ -68,14 +68,8 @@ func lineHost(line, mark []byte) string {
 		return ""
 	}
 	for _, tok := range bytes.Fields(line[:end]) {
-		if isHostPidTid(tok) {
-			c2 := bytes.LastIndexByte(tok, ':')
-			c1 := bytes.LastIndexByte(tok[:c2], ':')
-			h := tok[:c1]
-			if k := bytes.LastIndexByte(h, ':'); k >= 0 { // "[1,0]<stdout>:host"
-				h = h[k+1:]
-			}
-			return string(h)
+		if h, ok := ncclinfo.HostOf(tok); ok {
+			return h
 		}
 	}
 	return ""

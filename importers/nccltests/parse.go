@@ -43,7 +43,6 @@ type parser struct {
 
 func newParser(t *model.Trace, opts importers.Options) *parser {
 	b := &model.Bench{}
-	ncclinfo.Unknown(&b.NCCL)
 	t.Bench = b
 	return &parser{t: t, w: importers.NewWarner(t, opts), b: b, cur: -1,
 		intern: map[string]string{}, nccl: ncclinfo.New(&b.NCCL)}

@@ -23,6 +23,7 @@
 package ncclinfo
 
 import (
+	"bytes"
 	"regexp"
 	"sort"
 	"strconv"
@@ -71,15 +72,11 @@ type Reader struct {
 	tr     map[string]int
 }
 
-// New returns a reader that writes into f; Unknown should have set f's
-// counts that may be unknown.
+// New returns a reader that writes into f, marking NVLS support and the
+// channel counts of f as not (yet) seen.
 func New(f *model.NCCLFacts) *Reader {
-	return &Reader{F: f, warned: map[string]bool{}, tr: map[string]int{}}
-}
-
-// Unknown marks NVLS support and the channel counts as not (yet) seen.
-func Unknown(f *model.NCCLFacts) {
 	f.NVLSSupport, f.CollChannels, f.CollNetChannels, f.NVLSChannels, f.P2PChannels, f.RingChannels = -1, -1, -1, -1, -1, -1
+	return &Reader{F: f, warned: map[string]bool{}, tr: map[string]int{}}
 }
 
 // Apply reads one message of kind "WARN" or "INFO" (other kinds are
@@ -307,6 +304,35 @@ func transportName(via string) string {
 		via = via[:64]
 	}
 	return via
+}
+
+// HostOf returns the host of a "host:pid:tid" token, the head of NCCL debug
+// lines, without a launcher tag glued in front ("[rank0]:host",
+// "[1,0]<stdout>:host"); ok is false when tok is no such token.
+func HostOf(tok []byte) (host string, ok bool) {
+	c2 := bytes.LastIndexByte(tok, ':')
+	if c2 <= 0 || !isDigits(tok[c2+1:]) {
+		return "", false
+	}
+	c1 := bytes.LastIndexByte(tok[:c2], ':')
+	if c1 <= 0 || !isDigits(tok[c1+1:c2]) {
+		return "", false
+	}
+	h := tok[:c1]
+	if j := bytes.LastIndexAny(h, "]:"); j >= 0 {
+		h = h[j+1:]
+	}
+	return string(h), true
+}
+
+// isDigits reports whether b is a non-empty run of decimal digits.
+func isDigits(b []byte) bool {
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return len(b) > 0
 }
 
 // AddStr appends s to list once, while list has fewer than limit entries.

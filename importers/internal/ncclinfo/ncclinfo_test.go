@@ -10,7 +10,6 @@ import (
 // read applies INFO messages (WARN ones start with "WARN ") to fresh facts.
 func read(msgs ...string) (model.NCCLFacts, []Seen) {
 	var f model.NCCLFacts
-	Unknown(&f)
 	r := New(&f)
 	r.Ranks = true
 	var seen []Seen
@@ -117,7 +116,6 @@ func FuzzApply(f *testing.F) {
 	f.Add("WARN", "Failed to open libibverbs")
 	f.Fuzz(func(t *testing.T, kind, msg string) {
 		var facts model.NCCLFacts
-		Unknown(&facts)
 		r := New(&facts)
 		r.Apply(kind, msg)
 		r.Apply(kind, msg)
@@ -130,5 +128,15 @@ func TestCamelCaseNRanks(t *testing.T) {
 	f, seen := read("comm 0x5581 rank 3 nRanks 24 nNodes 3 localRanks 8 localRank 3 MNNVL 0")
 	if len(seen) != 1 || seen[0].NRanks != 24 || seen[0].Rank != 3 || f.Nodes != 3 {
 		t.Errorf("nRanks line: seen %+v, nodes %d; want rank 3, nranks 24, nodes 3", seen, f.Nodes)
+	}
+}
+
+func TestHostOf(t *testing.T) {
+	for tok, want := range map[string]string{"node-a:123:456": "node-a", "[rank0]:gpu-01:7:8": "gpu-01", "[1,0]<stdout>:h.example:1:2": "h.example",
+		"host:12": "", "host:1:x": "", ":1:2": "", "[0]": "", "10.0.0.1:1:2": "10.0.0.1"} {
+		got, ok := HostOf([]byte(tok))
+		if got != want || ok != (want != "") {
+			t.Errorf("%q: %q %v, want %q", tok, got, ok, want)
+		}
 	}
 }
