@@ -30,6 +30,24 @@ func Pct(num, den float64) float64 {
 // Round2 rounds x to two decimals (half away from zero), for percentages in metrics.
 func Round2(x float64) float64 { return math.Round(x*100) / 100 }
 
+// RankPrefix returns "rank N " for a trace of a known rank, else "", to
+// start a finding's title.
+func RankPrefix(t *model.Trace) string {
+	if t.Rank >= 0 {
+		return fmt.Sprintf("rank %d ", t.Rank)
+	}
+	return ""
+}
+
+// DeviceLabel names a device as "device N (name)", or "device N" when the
+// trace does not name it.
+func DeviceLabel(t *model.Trace, dev model.DeviceID) string {
+	if d, ok := t.Device(dev); ok && d.Name != "" {
+		return fmt.Sprintf("device %d (%s)", dev, d.Name)
+	}
+	return fmt.Sprintf("device %d", dev)
+}
+
 // ThreadLabel names a thread as "pid/tid name" (name omitted when unknown).
 func ThreadLabel(t *model.Trace, id model.ThreadID) string {
 	th := t.Thread(id)

@@ -128,13 +128,6 @@ func commOps(t *model.Trace) []commOp {
 	return out
 }
 
-func rankPrefix(t *model.Trace) string {
-	if t.Rank >= 0 {
-		return fmt.Sprintf("rank %d ", t.Rank)
-	}
-	return ""
-}
-
 // exposed reports communication not overlapped by computation, per device.
 // devExposure is one device's communication: the union of its
 // communication, the part no computation overlaps, and the GPU span.
@@ -220,7 +213,7 @@ func exposed(p *detectors.Pass, t *model.Trace) {
 		overlapPct := 100 * float64(total-exT) / float64(total)
 		f := model.Finding{
 			Severity: sev,
-			Title:    fmt.Sprintf("%sdevice %d: %.1f%% of the span is exposed communication", rankPrefix(t), dev, share),
+			Title:    fmt.Sprintf("%sdevice %d: %.1f%% of the span is exposed communication", detectors.RankPrefix(t), dev, share),
 			Message: fmt.Sprintf("Communication kernels ran for %s on device %d; %s of it (%.1f%%) overlapped computation and %s was exposed: %.1f%% of the %s GPU span during which the GPU did nothing but communicate.",
 				total, dev, total-exT, overlapPct, exT, share, sp),
 			Recommendation: "Overlap communication with computation (DDP bucketing, FSDP prefetch, async collectives) or reduce its volume.",
@@ -323,7 +316,7 @@ func waiting(p *detectors.Pass, t *model.Trace) bool {
 	f := model.Finding{
 		Severity:   model.SevInfo,
 		Confidence: model.Inferred,
-		Title:      fmt.Sprintf("%s%d collectives took over %.0fx the median of their size: %s spent waiting", rankPrefix(t), len(slows), factor, extra),
+		Title:      fmt.Sprintf("%s%d collectives took over %.0fx the median of their size: %s spent waiting", detectors.RankPrefix(t), len(slows), factor, extra),
 		Message: fmt.Sprintf("%d of the trace's collectives lasted more than %.0f times the median duration of collectives of the same operation and size; the time above the median, %s (%.1f%% of all collective time), was most likely spent waiting for peer ranks or the fabric.",
 			len(slows), factor, extra, 100*float64(extra)/float64(total)),
 		Recommendation: "Give the traces of all ranks together to find the straggler; check the late rank's host-side gaps and data loading.",

@@ -103,17 +103,9 @@ func finding(t *model.Trace, dg DeviceGaps, minGap model.Duration, th thresholds
 	if domT < 0 {
 		dom = CauseOutside
 	}
-	devName := fmt.Sprintf("device %d", dg.Device)
-	if d, ok := t.Device(dg.Device); ok && d.Name != "" {
-		devName = fmt.Sprintf("device %d (%s)", dg.Device, d.Name)
-	}
-	rankStr := ""
-	if t.Rank >= 0 {
-		rankStr = fmt.Sprintf("rank %d ", t.Rank)
-	}
 	f := model.Finding{
 		Severity: sev,
-		Title:    fmt.Sprintf("%s%s idle %.1f%% of the span in %d gaps > %s (mostly %s)", rankStr, devName, pct, len(dg.Gaps), minGap, dom),
+		Title:    fmt.Sprintf("%s%s idle %.1f%% of the span in %d gaps > %s (mostly %s)", detectors.RankPrefix(t), detectors.DeviceLabel(t, dg.Device), pct, len(dg.Gaps), minGap, dom),
 		Metrics: []model.Metric{
 			{Name: "gap_count", Value: float64(len(dg.Gaps)), Unit: "count"},
 			{Name: "gap_total_ns", Value: float64(total), Unit: "ns"},

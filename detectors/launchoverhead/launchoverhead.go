@@ -182,14 +182,8 @@ func run(p *detectors.Pass) error {
 
 func finding(t *model.Trace, d *Device, sev model.Severity, minGap model.Duration, prod detectors.ProducerInfo) model.Finding {
 	f := &d.Feed
-	devName := fmt.Sprintf("device %d", d.Device)
-	if dv, ok := t.Device(d.Device); ok && dv.Name != "" {
-		devName = fmt.Sprintf("device %d (%s)", d.Device, dv.Name)
-	}
-	rank := ""
-	if t.Rank >= 0 {
-		rank = fmt.Sprintf("rank %d ", t.Rank)
-	}
+	devName := detectors.DeviceLabel(t, d.Device)
+	rank := detectors.RankPrefix(t)
 	where := "its span"
 	if d.Steps {
 		where = "the profiler steps"
