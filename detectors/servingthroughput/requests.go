@@ -35,9 +35,10 @@ func requests(p *detectors.Pass, j *model.JobLog, name string) bool {
 	msg := fmt.Sprintf("%s: %d requests; latency %.3g s p50, %.3g s p90", where, len(rs), tq[0], tq[1])
 	metrics := []model.Metric{{Name: "requests", Value: float64(len(rs)), Unit: "count"},
 		{Name: "latency_p50", Value: tq[0], Unit: "s"}, {Name: "latency_p90", Value: tq[1], Unit: "s"}}
-	share := 0.0
+	share, queueP90 := 0.0, 0.0
 	if len(queue) > 0 {
 		qq := quantiles(queue, 0.5, 0.9)
+		queueP90 = qq[1]
 		share = detectors.Pct(sumQueue, sumTotal) / 100
 		msg += fmt.Sprintf("; queued %.3g s p50, %.3g s p90 (%.0f%% of request time)", qq[0], qq[1], 100*share)
 		metrics = append(metrics, model.Metric{Name: "queue_p50", Value: qq[0], Unit: "s"}, model.Metric{Name: "queue_p90", Value: qq[1], Unit: "s"},
@@ -54,7 +55,7 @@ func requests(p *detectors.Pass, j *model.JobLog, name string) bool {
 			Severity: model.SevWarning,
 			Title:    "Requests queue: " + first.Engine,
 			Message: fmt.Sprintf("%s: requests spend %.0f%% of their time queued before inference starts (p90 %.3g s): the server admits fewer requests than arrive.",
-				where, 100*share, quantiles(queue, 0.9)[0]),
+				where, 100*share, queueP90),
 			Recommendation: "Admit more per batch (TGI max_batch_total_tokens, max_batch_prefill_tokens, max_concurrent_requests) when memory allows, or add replicas; a queue growing without bound means the load exceeds capacity.",
 			Metrics:        []model.Metric{{Name: "queue_share", Value: detectors.Round2(100 * share), Unit: "%"}},
 			Evidence:       ev,
