@@ -109,27 +109,24 @@ func shortName(s string) string {
 // Python stacks).
 const maxContext = 120
 
-// osCallAt returns the OS runtime call on th running at p, or -1 (calls
-// are in start order per thread; a long poll or read covers the instant).
+// osCallAt returns the OS runtime call on th running at p, or -1 (a long
+// poll or read covers the instant).
 func (c *contextIndex) osCallAt(th model.ThreadID, p model.Time) int32 {
-	t := c.t
-	list := c.os[th]
-	j := sort.Search(len(list), func(i int) bool { return t.OSCalls[list[i]].Start > p })
-	for k := j - 1; k >= 0 && k >= j-8; k-- {
-		if t.OSCalls[list[k]].End > p {
-			return list[k]
-		}
-	}
-	return -1
+	return runningAt(c.os[th], p, func(i int32) (model.Time, model.Time) { return c.t.OSCalls[i].Start, c.t.OSCalls[i].End })
 }
 
 // callAt returns the API call on th running at p, or -1.
 func (c *contextIndex) callAt(th model.ThreadID, p model.Time) int32 {
-	t := c.t
-	list := c.calls[th]
-	j := sort.Search(len(list), func(i int) bool { return t.APICalls[list[i]].Start > p })
+	return runningAt(c.calls[th], p, func(i int32) (model.Time, model.Time) { return c.t.APICalls[i].Start, c.t.APICalls[i].End })
+}
+
+// runningAt returns the entry of list (calls of one thread in start order,
+// span giving one's start and end) that runs at p, or -1; only the last 8
+// calls that started by p are looked at.
+func runningAt(list []int32, p model.Time, span func(int32) (start, end model.Time)) int32 {
+	j := sort.Search(len(list), func(i int) bool { s, _ := span(list[i]); return s > p })
 	for k := j - 1; k >= 0 && k >= j-8; k-- {
-		if t.APICalls[list[k]].End > p {
+		if _, e := span(list[k]); e > p {
 			return list[k]
 		}
 	}
