@@ -113,24 +113,24 @@ func judgeMem(p *detectors.Pass, t *model.Trace, d *devMem, capa int64, name str
 	ev := []model.Evidence{memEvidence(t, d, d.peakResTime, d.peakResTime, fmt.Sprintf("%s GPU %d reserved peak", name, d.dev))}
 	if capa > 0 {
 		share := float64(d.peakRes) / float64(capa)
+		held := fmt.Sprintf("%s GPU %d: %s of %s (%.1f%%) held at the peak", name, d.dev, gib(d.peakRes), gib(capa), 100*share)
+		peak := []model.Metric{{Name: "peak_share", Value: detectors.Round2(100 * share), Unit: "%"}}
 		switch {
 		case share >= p.Param("near_full"):
 			p.Report(model.Finding{
-				Severity: model.SevWarning,
-				Title:    "GPU memory nearly full",
-				Message: fmt.Sprintf("%s GPU %d: %s of %s (%.1f%%) held at the peak: a larger batch, a longer sequence or a burst of allocations will fail with out-of-memory.",
-					name, d.dev, gib(d.peakRes), gib(capa), 100*share),
+				Severity:       model.SevWarning,
+				Title:          "GPU memory nearly full",
+				Message:        held + ": a larger batch, a longer sequence or a burst of allocations will fail with out-of-memory.",
 				Recommendation: "Leave headroom: smaller batch or sequence, activation checkpointing, lower gpu_memory_utilization for inference engines, FP8/BF16 where FP32 is kept.",
-				Metrics:        []model.Metric{{Name: "peak_share", Value: detectors.Round2(100 * share), Unit: "%"}},
+				Metrics:        peak,
 				Evidence:       ev,
 			})
 		case share >= p.Param("pressure"):
 			p.Report(model.Finding{
 				Severity: model.SevInfo,
 				Title:    "GPU memory mostly held",
-				Message: fmt.Sprintf("%s GPU %d: %s of %s (%.1f%%) held at the peak; expected for inference engines, which preallocate the KV cache up to gpu_memory_utilization.",
-					name, d.dev, gib(d.peakRes), gib(capa), 100*share),
-				Metrics:  []model.Metric{{Name: "peak_share", Value: detectors.Round2(100 * share), Unit: "%"}},
+				Message:  held + "; expected for inference engines, which preallocate the KV cache up to gpu_memory_utilization.",
+				Metrics:  peak,
 				Evidence: ev,
 			})
 		}
