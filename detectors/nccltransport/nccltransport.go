@@ -264,9 +264,9 @@ func (l *ncclLog) nvlsCollNet(p *detectors.Pass) {
 		p.Report(model.Finding{
 			Severity:       model.SevInfo,
 			Title:          "CollNet requested but not connected",
-			Message:        fmt.Sprintf("%s: NCCL_COLLNET_ENABLE=%s but no CollNet connection was set up (%d collnet channels reported).", name, v, maxInt(f.CollNetChannels, 0)),
+			Message:        fmt.Sprintf("%s: NCCL_COLLNET_ENABLE=%s but no CollNet connection was set up (%d collnet channels reported).", name, v, max(f.CollNetChannels, 0)),
 			Recommendation: "Load the SHARP collnet plugin (HPC-X nccl_rdma_sharp_plugin) and check NCCL_COLLNET_NODE_THRESHOLD against the node count.",
-			Metrics:        []model.Metric{{Name: "collnet_channels", Value: float64(maxInt(f.CollNetChannels, 0)), Unit: "count"}},
+			Metrics:        []model.Metric{{Name: "collnet_channels", Value: float64(max(f.CollNetChannels, 0)), Unit: "count"}},
 			Evidence:       ev,
 		})
 	}
@@ -370,11 +370,4 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
-}
-
-func maxInt(a, b int) int {
-	if a > b {
-		return a
-	}
-	return b
 }
