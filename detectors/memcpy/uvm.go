@@ -31,6 +31,9 @@ type uvmStats struct {
 // cost): count, bytes, time, direction, why they moved, and thrashing.
 func checkUVM(p *detectors.Pass, t *model.Trace, span model.Interval, prod detectors.ProducerInfo) {
 	per := uvmByDevice(t)
+	if len(per) == 0 {
+		return
+	}
 	devs := make([]model.DeviceID, 0, len(per))
 	for d := range per {
 		devs = append(devs, d)
