@@ -31,14 +31,6 @@ type (
 	}
 )
 
-func optDur(d model.Duration) *int64 {
-	if d < 0 {
-		return nil
-	}
-	v := int64(d)
-	return &v
-}
-
 func jobJSON(r *model.Report) jsonJob {
 	j := r.Job
 	out := jsonJob{WorldSource: j.WorldSource, WorldInferred: j.WorldInferred, RanksGiven: append([]int{}, j.Ranks...), Unranked: j.Unranked}
@@ -48,7 +40,7 @@ func jobJSON(r *model.Report) jsonJob {
 	}
 	for _, row := range r.RankTable {
 		out.Ranks = append(out.Ranks, jsonRankStat{Rank: row.Rank, Devices: row.Devices, SpanNs: int64(row.Span), BusyNs: int64(row.Busy), IdleNs: int64(row.Idle),
-			ExposedCommNs: optDur(row.ExposedComm), LatenessNs: optDur(row.Lateness), StepP50Ns: optDur(row.StepP50), Steps: row.Steps})
+			ExposedCommNs: optI(int64(row.ExposedComm)), LatenessNs: optI(int64(row.Lateness)), StepP50Ns: optI(int64(row.StepP50)), Steps: row.Steps})
 	}
 	return out
 }
