@@ -54,14 +54,6 @@ func jobTitle(r *model.Report) string {
 	return "job, " + r.Job.Describe()
 }
 
-// optCell formats an optional duration ("-" when unknown).
-func optCell(d model.Duration) string {
-	if d < 0 {
-		return "-"
-	}
-	return d.String()
-}
-
 // rankRows returns the job table's rows as cells: rank, devices, busy, idle,
 // exposed communication, lateness, step p50.
 func rankRows(r *model.Report) [][]string {
@@ -69,7 +61,7 @@ func rankRows(r *model.Report) [][]string {
 	for _, row := range r.RankTable {
 		rows = append(rows, []string{rankLabel(row.Rank), fmt.Sprint(row.Devices),
 			fmt.Sprintf("%s (%.1f%%)", row.Busy, pct(row.Busy, row.Span)), fmt.Sprintf("%s (%.1f%%)", row.Idle, pct(row.Idle, row.Span)),
-			optCell(row.ExposedComm), optCell(row.Lateness), optCell(row.StepP50)})
+			optDur(row.ExposedComm).s, optDur(row.Lateness).s, optDur(row.StepP50).s})
 	}
 	return rows
 }

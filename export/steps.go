@@ -127,12 +127,8 @@ func stepTables(r *model.Report, limit int) []sumTable {
 		if s.Correlated {
 			busy, idle, kern = dur(s.Busy), dur(s.Idle), plain("%d", s.Kernels)
 		}
-		after := cell{s: "-"}
-		if s.IdleBeforeNext >= 0 {
-			after = dur(s.IdleBeforeNext)
-		}
 		slow.rows = append(slow.rows, []cell{plain("%s", rankLabel(s.Rank)), plain("%d", s.Index), plain("%s", s.Phase), num(s.BatchSize), num(s.Tokens),
-			dur(s.Time()), dur(s.Wall()), busy, idle, after, kern, plain("%d", s.GraphLaunches), nameCell(s.Name)})
+			dur(s.Time()), dur(s.Wall()), busy, idle, optDur(s.IdleBeforeNext), kern, plain("%d", s.GraphLaunches), nameCell(s.Name)})
 	}
 	return append(opTable(r), ph, slow)
 }
