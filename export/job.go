@@ -31,14 +31,6 @@ type (
 	}
 )
 
-func optDur(d model.Duration) *int64 {
-	if d < 0 {
-		return nil
-	}
-	v := int64(d)
-	return &v
-}
-
 func jobJSON(r *model.Report) jsonJob {
 	j := r.Job
 	out := jsonJob{WorldSource: j.WorldSource, WorldInferred: j.WorldInferred, RanksGiven: append([]int{}, j.Ranks...), Unranked: j.Unranked}
@@ -48,7 +40,7 @@ func jobJSON(r *model.Report) jsonJob {
 	}
 	for _, row := range r.RankTable {
 		out.Ranks = append(out.Ranks, jsonRankStat{Rank: row.Rank, Devices: row.Devices, SpanNs: int64(row.Span), BusyNs: int64(row.Busy), IdleNs: int64(row.Idle),
-			ExposedCommNs: optDur(row.ExposedComm), LatenessNs: optDur(row.Lateness), StepP50Ns: optDur(row.StepP50), Steps: row.Steps})
+			ExposedCommNs: optI(int64(row.ExposedComm)), LatenessNs: optI(int64(row.Lateness)), StepP50Ns: optI(int64(row.StepP50)), Steps: row.Steps})
 	}
 	return out
 }
@@ -62,14 +54,6 @@ func jobTitle(r *model.Report) string {
 	return "job, " + r.Job.Describe()
 }
 
-// optCell formats an optional duration ("-" when unknown).
-func optCell(d model.Duration) string {
-	if d < 0 {
-		return "-"
-	}
-	return d.String()
-}
-
 // rankRows returns the job table's rows as cells: rank, devices, busy, idle,
 // exposed communication, lateness, step p50.
 func rankRows(r *model.Report) [][]string {
@@ -77,7 +61,7 @@ func rankRows(r *model.Report) [][]string {
 	for _, row := range r.RankTable {
 		rows = append(rows, []string{rankLabel(row.Rank), fmt.Sprint(row.Devices),
 			fmt.Sprintf("%s (%.1f%%)", row.Busy, pct(row.Busy, row.Span)), fmt.Sprintf("%s (%.1f%%)", row.Idle, pct(row.Idle, row.Span)),
-			optCell(row.ExposedComm), optCell(row.Lateness), optCell(row.StepP50)})
+			optDur(row.ExposedComm).s, optDur(row.Lateness).s, optDur(row.StepP50).s})
 	}
 	return rows
 }

@@ -1,10 +1,6 @@
 package export
 
-import (
-	"fmt"
-
-	"github.com/tracedx/tracedx/model"
-)
+import "github.com/tracedx/tracedx/model"
 
 // opMap turns per-class times into the JSON {class: ns} form (classes
 // with no time left out); nil when all are zero.
@@ -73,7 +69,7 @@ func opTable(r *model.Report) []sumTable {
 		row := []cell{plain("%s", rankLabel(o.Rank)), plain("%d", o.Device), dur(total)}
 		for op, u := range used {
 			if u {
-				row = append(row, plain("%s", fmt.Sprintf("%.1f%%", pct(o.ByOp[op], total))))
+				row = append(row, plain("%.1f%%", pct(o.ByOp[op], total)))
 			}
 		}
 		t.rows = append(t.rows, row)

@@ -53,14 +53,7 @@ type (
 	}
 )
 
-// known returns &v, or nil when v < 0 (unknown).
-func known(v int64) *int64 {
-	if v < 0 {
-		return nil
-	}
-	return &v
-}
-
+// knownF returns &f, or nil when f is negative (unknown), NaN or infinite.
 func knownF(f float64) *float64 {
 	if f < 0 || math.IsNaN(f) || math.IsInf(f, 0) {
 		return nil
@@ -74,11 +67,11 @@ func jsonStepsOf(r *model.Report) ([]jsonStep, []jsonStepPhase) {
 	var phases []jsonStepPhase
 	for i := range r.Steps {
 		s := &r.Steps[i]
-		js := jsonStep{Rank: s.Rank, Index: s.Index, Name: s.Name, Engine: s.Engine, Phase: string(s.Phase), BatchSize: known(s.BatchSize),
-			Tokens: known(s.Tokens), KVLen: known(s.KVLen), Extra: s.Extra, StartNs: int64(s.Start), EndNs: int64(s.End), WallNs: int64(s.Wall()), TimeNs: int64(s.Time()),
-			IdleBeforeNextNs: known(int64(s.IdleBeforeNext)), GraphLaunches: s.GraphLaunches, TokensPerSec: knownF(round(s.TokensPerSec(), 1))}
+		js := jsonStep{Rank: s.Rank, Index: s.Index, Name: s.Name, Engine: s.Engine, Phase: string(s.Phase), BatchSize: optI(s.BatchSize),
+			Tokens: optI(s.Tokens), KVLen: optI(s.KVLen), Extra: s.Extra, StartNs: int64(s.Start), EndNs: int64(s.End), WallNs: int64(s.Wall()), TimeNs: int64(s.Time()),
+			IdleBeforeNextNs: optI(int64(s.IdleBeforeNext)), GraphLaunches: s.GraphLaunches, TokensPerSec: knownF(round(s.TokensPerSec(), 1))}
 		if s.Correlated {
-			js.BusyNs, js.IdleNs, js.Kernels = known(int64(s.Busy)), known(int64(s.Idle)), known(s.Kernels)
+			js.BusyNs, js.IdleNs, js.Kernels = optI(int64(s.Busy)), optI(int64(s.Idle)), optI(s.Kernels)
 		}
 		steps = append(steps, js)
 	}
@@ -134,12 +127,8 @@ func stepTables(r *model.Report, limit int) []sumTable {
 		if s.Correlated {
 			busy, idle, kern = dur(s.Busy), dur(s.Idle), plain("%d", s.Kernels)
 		}
-		after := cell{s: "-"}
-		if s.IdleBeforeNext >= 0 {
-			after = dur(s.IdleBeforeNext)
-		}
 		slow.rows = append(slow.rows, []cell{plain("%s", rankLabel(s.Rank)), plain("%d", s.Index), plain("%s", s.Phase), num(s.BatchSize), num(s.Tokens),
-			dur(s.Time()), dur(s.Wall()), busy, idle, after, kern, plain("%d", s.GraphLaunches), nameCell(s.Name)})
+			dur(s.Time()), dur(s.Wall()), busy, idle, optDur(s.IdleBeforeNext), kern, plain("%d", s.GraphLaunches), nameCell(s.Name)})
 	}
 	return append(opTable(r), ph, slow)
 }

@@ -39,6 +39,14 @@ func fdur(f float64) cell {
 
 func dur(d model.Duration) cell { return cell{s: d.String()} }
 
+// optDur formats a duration that may be unknown (negative: "-").
+func optDur(d model.Duration) cell {
+	if d < 0 {
+		return cell{s: "-"}
+	}
+	return dur(d)
+}
+
 // bytesCell formats a byte count with a binary unit, without exponents.
 func bytesCell(b int64) cell {
 	if b < 0 {
@@ -114,16 +122,12 @@ func summaryTables(r *model.Report, limit int) []sumTable {
 		t := sumTable{id: "ranges", title: "Annotated ranges (NVTX, user annotations, steps)", note: "GPU time: kernels and copies launched from inside the range on its thread (- when the capture cannot tell).",
 			head: []string{"total", "count", "avg", "median", "min", "max", "GPU time", "kind", "domain", "range"}, more: more}
 		for _, g := range s.Ranges[:n] {
-			gpu := cell{s: "-"}
-			if g.GPU >= 0 {
-				gpu = dur(g.GPU)
-			}
 			dom := cell{s: "-"}
 			if g.Domain != "" {
 				dom = nameCell(g.Domain)
 			}
 			t.rows = append(t.rows, []cell{dur(g.Stats.Total), plain("%d", g.Stats.Count), fdur(g.Stats.Avg), fdur(g.Stats.Median),
-				dur(g.Stats.Min), dur(g.Stats.Max), gpu, plain("%s", g.Kind), dom, nameCell(g.Name)})
+				dur(g.Stats.Min), dur(g.Stats.Max), optDur(g.GPU), plain("%s", g.Kind), dom, nameCell(g.Name)})
 		}
 		out = append(out, t)
 	}
