@@ -95,8 +95,8 @@ func (d *dumper) gpuActivity() {
 	for i := range t.Kernels {
 		k := &t.Kernels[i]
 		c := t.LaunchConfig(k)
-		p("  %d %d dev=%d stream=%d corr=%d/%d ext=%d graph=%d grid=%v block=%v regs=%d smem=%d %s", k.Start, k.End, k.Device, k.Stream,
-			k.CorrScope, k.Correlation, k.ExternalID, k.GraphID, c.Grid, c.Block, c.Registers, c.SharedMem, s(k.Name))
+		p("  %d %d dev=%d stream=%d corr=%d/%d ext=%d graph=%d grid=%v block=%v regs=%d smem=%d %s", k.Start, k.End, k.Device, c.Stream,
+			k.CorrScope, k.Correlation, k.ExternalID, c.GraphID, c.Grid, c.Block, c.Registers, c.SharedMem, s(k.Name))
 		if c.ShortName != NoString {
 			p(" short=%s", s(c.ShortName))
 		}

@@ -8,14 +8,12 @@ type Kernel struct {
 	Correlation int64
 	// ExternalID is Kineto's "External id" (0 = none).
 	ExternalID int64
-	// GraphID is the CUDA graph the kernel ran in (0 = none).
-	GraphID   int64
-	Stream    StreamID
-	Name      StringID // full (demangled where possible) name
-	Device    DeviceID
-	CorrScope int32
+	Name       StringID // full (demangled where possible) name
+	Device     DeviceID
+	CorrScope  int32
 	// Config is the launch configuration (short name, grid, block,
-	// registers, shared memory) in Trace.Configs: Trace.LaunchConfig.
+	// registers, shared memory, stream, CUDA graph) in Trace.Configs:
+	// Trace.LaunchConfig, Trace.KernelStream, Trace.KernelGraph.
 	Config ConfigID
 }
 

@@ -32,6 +32,17 @@ func TestConfigTable(t *testing.T) {
 	if tr.InternConfig(LaunchConfig{Registers: 10}) != ic || part.Configs.Get(ic) != c {
 		t.Fatal("a shared table and its original must grow independently")
 	}
+	// Stream and graph are part of the configuration: same dimensions on
+	// another stream or in a graph are another entry, read back per kernel.
+	s := a
+	s.Stream, s.GraphID = 7, 3
+	is := tr.InternConfig(s)
+	if is == ia || tr.KernelStream(&Kernel{Config: is}) != 7 || tr.KernelGraph(&Kernel{Config: is}) != 3 {
+		t.Fatalf("stream/graph config %d (plain %d): stream %d graph %d", is, ia, tr.KernelStream(&Kernel{Config: is}), tr.KernelGraph(&Kernel{Config: is}))
+	}
+	if tr.KernelStream(&Kernel{Config: 99}) != 0 || tr.KernelGraph(&Kernel{Config: 99}) != 0 || tr.KernelStream(&Kernel{}) != 0 {
+		t.Fatal("an unknown or zero configuration must give stream 0 and no graph")
+	}
 }
 
 func TestValidateConfigRange(t *testing.T) {

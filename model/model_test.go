@@ -178,12 +178,12 @@ func TestMergeSortStable(t *testing.T) {
 	tr.Devices = []model.Device{{ID: 0}}
 	name := tr.Intern("k")
 	for i := 0; i < 1000; i++ {
-		tr.Kernels = append(tr.Kernels, model.Kernel{Start: model.Time((i * 7919) % 97), End: 1000, Name: name, Correlation: 0, GraphID: int64(i)})
+		tr.Kernels = append(tr.Kernels, model.Kernel{Start: model.Time((i * 7919) % 97), End: 1000, Name: name, Correlation: 0, ExternalID: int64(i)})
 	}
 	tr.Finalize()
 	for i := 1; i < len(tr.Kernels); i++ {
 		a, b := tr.Kernels[i-1], tr.Kernels[i]
-		if a.Start > b.Start || (a.Start == b.Start && a.GraphID > b.GraphID) {
+		if a.Start > b.Start || (a.Start == b.Start && a.ExternalID > b.ExternalID) {
 			t.Fatalf("not sorted stably at %d: %+v %+v", i, a, b)
 		}
 	}

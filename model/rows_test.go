@@ -14,7 +14,7 @@ func TestRowSizes(t *testing.T) {
 		name      string
 		got, most uintptr
 	}{
-		{"Kernel", unsafe.Sizeof(Kernel{}), 64},
+		{"Kernel", unsafe.Sizeof(Kernel{}), 48},
 		{"Range", unsafe.Sizeof(Range{}), 40},
 		{"APICall", unsafe.Sizeof(APICall{}), 48},
 		{"MemOp", unsafe.Sizeof(MemOp{}), 80},

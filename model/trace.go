@@ -283,7 +283,7 @@ func (t *Trace) Finalize() {
 			if a.Start != b.Start {
 				return cmp.Compare(a.Start, b.Start)
 			}
-			return cmpChain(cmp.Compare(a.Device, b.Device), cmp.Compare(a.Stream, b.Stream),
+			return cmpChain(cmp.Compare(a.Device, b.Device), cmp.Compare(t.KernelStream(&a), t.KernelStream(&b)),
 				cmp.Compare(a.End, b.End), cmp.Compare(a.Correlation, b.Correlation))
 		})
 	})

@@ -122,7 +122,7 @@ func commOps(t *model.Trace) []commOp {
 		if seen[[2]int64{int64(k.Start), int64(k.Device)}] {
 			continue
 		}
-		out = append(out, commOp{Start: k.Start, End: k.End, Device: k.Device, Stream: k.Stream, Op: model.CollOpFromName(t.Str(k.Name)), Bytes: -1, Seq: -1})
+		out = append(out, commOp{Start: k.Start, End: k.End, Device: k.Device, Stream: t.KernelStream(k), Op: model.CollOpFromName(t.Str(k.Name)), Bytes: -1, Seq: -1})
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Start < out[j].Start })
 	return out

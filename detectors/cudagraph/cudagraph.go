@@ -71,7 +71,7 @@ func run(p *detectors.Pass) error {
 		}
 		graphs := detectors.IndexAPI(t, func(c *model.APICall) bool { return c.Class == model.APIGraphLaunch })
 		replayed := func(k *model.Kernel) bool {
-			return k.GraphID != 0 || graphs.Lookup(detectors.CorrKey{Scope: k.CorrScope, Corr: k.Correlation}) >= 0
+			return t.KernelGraph(k) != 0 || graphs.Lookup(detectors.CorrKey{Scope: k.CorrScope, Corr: k.Correlation}) >= 0
 		}
 		var nGraph, coarse int64
 		var graphTime, all model.Duration

@@ -46,7 +46,7 @@ func TestCleanGraphDecode(t *testing.T) {
 func TestGraphKernelsByCorrelation(t *testing.T) {
 	tr := fixture.Inference("graph.json", decode(true))
 	for i := range tr.Kernels {
-		tr.Kernels[i].GraphID = 0
+		tr.Kernels[i].Config = model.NoConfig
 	}
 	res := analyse(t, tr)
 	if len(res.Findings) != 1 || res.Findings[0].Title != "CUDA graph replays" {

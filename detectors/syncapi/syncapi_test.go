@@ -316,7 +316,7 @@ func bigTrace(n int) *model.Trace {
 		if i%100 == 99 {
 			c.Name, c.Class, c.End = sync, model.APISync, now+3000
 		} else {
-			t.Kernels = append(t.Kernels, model.Kernel{Start: now + 6000, End: now + 9000, Correlation: int64(i + 1), CorrScope: 100, Stream: 7})
+			t.Kernels = append(t.Kernels, model.Kernel{Start: now + 6000, End: now + 9000, Correlation: int64(i + 1), CorrScope: 100, Config: t.InternConfig(model.LaunchConfig{Stream: 7})})
 		}
 		t.APICalls = append(t.APICalls, c)
 		now += 10 * model.Time(model.Microsecond)

@@ -164,7 +164,7 @@ func noGPUActivity(t *model.Trace, work int) (gap string, warn bool) {
 func partialLoss(t *model.Trace, launches int) string {
 	plain := 0
 	for i := range t.Kernels {
-		if t.Kernels[i].GraphID == 0 {
+		if t.KernelGraph(&t.Kernels[i]) == 0 {
 			plain++
 		}
 	}

@@ -365,7 +365,7 @@ func layout(set *model.TraceSet) *setLayout {
 			streams[d][int64(s)] = true
 		}
 		for k := range t.Kernels {
-			use(t.Kernels[k].Device, t.Kernels[k].Stream)
+			use(t.Kernels[k].Device, t.KernelStream(&t.Kernels[k]))
 		}
 		for k := range t.MemOps {
 			use(t.MemOps[k].Device, t.MemOps[k].Stream)
@@ -508,23 +508,22 @@ func (e *encoder) kernels(t *model.Trace, tl *traceLayout) {
 		if !e.in(st, en) {
 			continue
 		}
-		e.slice(tl.devPid[k.Device], int64(k.Stream), t.Str(k.Name), "kernel", st, en, false)
+		lc := t.LaunchConfig(k)
+		e.slice(tl.devPid[k.Device], int64(lc.Stream), t.Str(k.Name), "kernel", st, en, false)
 		e.args()
 		e.argInt("device", int64(k.Device))
-		e.argInt("stream", int64(k.Stream))
+		e.argInt("stream", int64(lc.Stream))
 		if k.Correlation != 0 {
 			e.argInt("correlation", k.Correlation)
 		}
 		if k.ExternalID != 0 {
 			e.argInt("external_id", k.ExternalID)
 		}
-		if k.GraphID != 0 {
-			e.argInt("graph_id", k.GraphID)
+		if lc.GraphID != 0 {
+			e.argInt("graph_id", lc.GraphID)
 		}
-		if lc := t.LaunchConfig(k); lc != (model.LaunchConfig{}) {
-			e.launchArgs(lc)
-		}
-		if ci, ok := colls[collKey{k.Device, k.Stream, k.Correlation}]; ok && k.Correlation != 0 {
+		e.launchArgs(lc)
+		if ci, ok := colls[collKey{k.Device, lc.Stream, k.Correlation}]; ok && k.Correlation != 0 {
 			c := &t.Collectives[ci]
 			e.argStr("collective", c.Op.String())
 			if c.Bytes >= 0 {
@@ -736,7 +735,7 @@ func (e *encoder) flows(t *model.Trace, tl *traceLayout) {
 	}
 	for i := range t.Kernels {
 		k := &t.Kernels[i]
-		link(k.CorrScope, k.Correlation, k.Device, k.Stream, k.Start, k.End)
+		link(k.CorrScope, k.Correlation, k.Device, t.KernelStream(k), k.Start, k.End)
 	}
 	for i := range t.MemOps {
 		m := &t.MemOps[i]

@@ -30,7 +30,7 @@ func sampleTrace(rank int) *model.Trace {
 	b.Kernel(0, 7, "relu_kernel", 40, 45, th, 21)
 	b.Copy(0, 8, model.MemHtoD, model.MemPageable, model.MemDevice, 4096, 71, 75, th, "cudaMemcpyAsync", 60, 62)
 	b.Collective(0, 9, model.CollAllReduce, 1<<20, 80, 95, th, 76)
-	b.T.Kernels[0].Config = b.T.InternConfig(model.LaunchConfig{Grid: [3]int32{4, 2, 1}, Block: [3]int32{128, 1, 1}})
+	b.T.Kernels[0].Config = b.T.InternConfig(model.LaunchConfig{Grid: [3]int32{4, 2, 1}, Block: [3]int32{128, 1, 1}, Stream: 7})
 	b.T.Counters = append(b.T.Counters, model.CounterSeries{Name: b.T.Intern("SM Active"), Unit: b.T.Intern("%"), Device: 0},
 		model.CounterSeries{Name: b.T.Intern("host mem"), Device: model.NoDevice})
 	b.T.Samples = append(b.T.Samples, model.CounterSample{Time: fixture.US(10), Value: 55.5, Series: 0},

@@ -248,7 +248,7 @@ var tables = []*table{
 		span: func(t *model.Trace, i int) (model.Time, model.Time) { return t.Kernels[i].Start, t.Kernels[i].End },
 		cols: cat(
 			[]column{rankCol(), deviceCol(func(r row) model.DeviceID { return kern(r).Device }),
-				streamCol(func(r row) model.StreamID { return kern(r).Stream })},
+				streamCol(func(r row) model.StreamID { return kcfg(r).Stream })},
 			timeCols(func(r row) (model.Time, model.Time) { k := kern(r); return k.Start, k.End }),
 			[]column{
 				strCol("name", "kernel name (demangled where the capture has it)", func(r row) model.StringID { return kern(r).Name }),
@@ -256,7 +256,7 @@ var tables = []*table{
 				i64Col("correlation", "correlation id linking the kernel to its launch API call within corr_scope (0 = none)", func(r row) int64 { return kern(r).Correlation }),
 				i32Col("corr_scope", "scope of correlation: the process id for Nsight Systems, 0 for Kineto", func(r row) int32 { return kern(r).CorrScope }),
 				i64Col("external_id", "Kineto External id (0 = none)", func(r row) int64 { return kern(r).ExternalID }),
-				i64Col("graph_id", "CUDA graph the kernel ran in (0 = none)", func(r row) int64 { return kern(r).GraphID }),
+				i64Col("graph_id", "CUDA graph the kernel ran in (0 = none)", func(r row) int64 { return kcfg(r).GraphID }),
 				i32Col("grid_x", "grid size x", func(r row) int32 { return kcfg(r).Grid[0] }),
 				i32Col("grid_y", "grid size y", func(r row) int32 { return kcfg(r).Grid[1] }),
 				i32Col("grid_z", "grid size z", func(r row) int32 { return kcfg(r).Grid[2] }),

@@ -459,8 +459,9 @@ func (b *builder) complete(ev *event, cat category, idx int, off int64, start, e
 			name = t.Intern("(unnamed kernel)")
 		}
 		b.kernels.add(model.Kernel{Start: model.Time(start), End: model.Time(end), Correlation: a.corr,
-			ExternalID: a.ext, GraphID: a.graphID, Stream: st, Name: name, Device: dev,
-			Config: t.InternConfig(model.LaunchConfig{Grid: a.grid, Block: a.block, Registers: clamp32(a.regs), SharedMem: clamp32(a.smem)})})
+			ExternalID: a.ext, Name: name, Device: dev,
+			Config: t.InternConfig(model.LaunchConfig{Grid: a.grid, Block: a.block, Registers: clamp32(a.regs), SharedMem: clamp32(a.smem),
+				Stream: st, GraphID: a.graphID})})
 		if cat == catKernel && b.isComm(name) {
 			b.collective(ev, start, end, dev, st, model.CollFromKernel, name)
 		}

@@ -45,7 +45,7 @@ func gpuTrace(dev model.DeviceID, vendor, devName, launch, copyAPI string) *mode
 	}
 	b.Kernel(dev, 7, "ampere_sgemm_128x64_nn", 10, 25, main, 3)
 	t.Kernels[len(t.Kernels)-1].ExternalID = 11
-	t.Kernels[len(t.Kernels)-1].Config = t.InternConfig(model.LaunchConfig{Grid: [3]int32{120, 1, 1}, Block: [3]int32{256, 1, 1}, Registers: 64})
+	t.Kernels[len(t.Kernels)-1].Config = t.InternConfig(model.LaunchConfig{Grid: [3]int32{120, 1, 1}, Block: [3]int32{256, 1, 1}, Registers: 64, Stream: 7})
 	t.APICalls[len(t.APICalls)-1].Name = t.Intern(launch)
 	t.APICalls[len(t.APICalls)-1].ExternalID = 11
 	b.Copy(dev, 7, model.MemHtoD, model.MemPageable, model.MemDevice, 4096, 30, 32, main, copyAPI, 26, 33)
@@ -55,7 +55,7 @@ func gpuTrace(dev model.DeviceID, vendor, devName, launch, copyAPI string) *mode
 	// A graph launch: one correlation, two kernels.
 	b.API(main, "cudaGraphLaunch", model.APIGraphLaunch, 40, 45, 91)
 	for j, s := range []float64{50, 60} {
-		t.Kernels = append(t.Kernels, model.Kernel{Start: fixture.US(s), End: fixture.US(s + 8), Device: dev, Stream: 7,
+		t.Kernels = append(t.Kernels, model.Kernel{Start: fixture.US(s), End: fixture.US(s + 8), Device: dev, Config: t.InternConfig(model.LaunchConfig{Stream: 7}),
 			Name: t.Intern([]string{"graph_kernel_a", "graph_kernel_b"}[j]), Correlation: 91})
 	}
 	// NCCL all-reduce, launched through the driver API.

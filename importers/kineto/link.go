@@ -286,7 +286,7 @@ func (b *builder) linkFlows() {
 	if needGPU {
 		b.kernels.each(func(k *model.Kernel) {
 			if k.Correlation == 0 {
-				k.Correlation = ends[key{int64(k.Device), int64(k.Stream), int64(k.Start)}]
+				k.Correlation = ends[key{int64(k.Device), int64(t.KernelStream(k)), int64(k.Start)}]
 			}
 		})
 		b.memOps.each(func(m *model.MemOp) {

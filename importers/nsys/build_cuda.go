@@ -75,8 +75,6 @@ func (b *builder) kernel(row int, r *kernelRow) {
 	b.t.Kernels = append(b.t.Kernels, model.Kernel{
 		Start: model.Time(r.Start), End: model.Time(r.End),
 		Correlation: r.Correlation,
-		GraphID:     graph,
-		Stream:      model.StreamID(r.StreamID),
 		Name:        ki.name,
 		Device:      dev,
 		CorrScope:   int32(pid),
@@ -86,6 +84,8 @@ func (b *builder) kernel(row int, r *kernelRow) {
 			Block:     [3]int32{clamp32(r.Block[0]), clamp32(r.Block[1]), clamp32(r.Block[2])},
 			Registers: clamp32(r.Registers),
 			SharedMem: clamp32(r.SharedMem),
+			Stream:    model.StreamID(r.StreamID),
+			GraphID:   graph,
 		}),
 	})
 	if r.End > b.maxTime || !b.hasTime {
@@ -127,9 +127,9 @@ func (b *builder) graphTrace(row int, r *graphTraceRow) {
 	}
 	b.t.Kernels = append(b.t.Kernels, model.Kernel{
 		Start: model.Time(r.Start), End: model.Time(r.End),
-		Correlation: r.Correlation, GraphID: g,
-		Stream: model.StreamID(r.StreamID), Name: name,
+		Correlation: r.Correlation, Name: name,
 		Device: dev, CorrScope: int32(pid),
+		Config: b.t.InternConfig(model.LaunchConfig{Stream: model.StreamID(r.StreamID), GraphID: g}),
 	})
 	b.graphLaunch++
 	b.seeTime(r.End)

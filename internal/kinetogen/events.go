@@ -213,7 +213,7 @@ func (g *gen) gpuBlock(c colls) [][]byte {
 	for i := range t.Kernels {
 		k := &t.Kernels[i]
 		block = append(block, g.kernelEvent(k, c))
-		block = g.flowEnd(block, k.Device, k.Stream, k.Start, k.Correlation)
+		block = g.flowEnd(block, k.Device, t.KernelStream(k), k.Start, k.Correlation)
 	}
 	for i := range t.MemOps {
 		m := &t.MemOps[i]
@@ -313,16 +313,17 @@ func (g *gen) kernelEvent(k *model.Kernel, c colls) []byte {
 	} else if g.l.Legacy {
 		cat = "Kernel"
 	}
+	lc := t.LaunchConfig(k)
 	o := g.event("X", cat, t.Str(k.Name))
-	g.gpuLane(o, k.Device, k.Stream, false)
+	g.gpuLane(o, k.Device, lc.Stream, false)
 	g.ts(o, k.Start)
 	g.dur(o, k.Start, k.End)
 	a := &obj{}
 	if kind == model.DeviceAccel {
-		a.int("stream_id", int64(k.Stream))
+		a.int("stream_id", int64(lc.Stream))
 	}
 	a.int("device", int64(k.Device))
-	a.int("stream", int64(k.Stream))
+	a.int("stream", int64(lc.Stream))
 	if k.Correlation != 0 {
 		a.int("correlation", k.Correlation)
 	}
@@ -332,7 +333,6 @@ func (g *gen) kernelEvent(k *model.Kernel, c colls) []byte {
 	if amd {
 		a.str("kind", "Dispatch Kernel")
 	}
-	lc := t.LaunchConfig(k)
 	if !amd && kind != model.DeviceAccel {
 		if lc.Registers != 0 {
 			a.int("registers per thread", int64(lc.Registers))
@@ -341,14 +341,14 @@ func (g *gen) kernelEvent(k *model.Kernel, c colls) []byte {
 			a.int("shared memory", int64(lc.SharedMem))
 		}
 	}
-	if k.GraphID != 0 {
-		a.int("graph id", k.GraphID)
+	if lc.GraphID != 0 {
+		a.int("graph id", lc.GraphID)
 	}
 	if lc.Grid != [3]int32{} || lc.Block != [3]int32{} {
 		a.raw("grid", fmt.Sprintf("[%d, %d, %d]", lc.Grid[0], lc.Grid[1], lc.Grid[2]))
 		a.raw("block", fmt.Sprintf("[%d, %d, %d]", lc.Block[0], lc.Block[1], lc.Block[2]))
 	}
-	if cl := c.kern[kernKey(k.Device, k.Stream, k.Start, k.End)]; cl != nil {
+	if cl := c.kern[kernKey(k.Device, lc.Stream, k.Start, k.End)]; cl != nil {
 		collArgs(t, a, cl)
 	}
 	o.raw("args", string(a.bytes()))
@@ -476,7 +476,7 @@ func (g *gen) metadata() [][]byte {
 		streams[d][s] = true
 	}
 	for i := range t.Kernels {
-		see(t.Kernels[i].Device, t.Kernels[i].Stream)
+		see(t.Kernels[i].Device, t.KernelStream(&t.Kernels[i]))
 	}
 	for i := range t.MemOps {
 		see(t.MemOps[i].Device, t.MemOps[i].Stream)
