@@ -19,14 +19,14 @@ type CorrKey struct {
 // lookups in time order mostly hit the entry after the previous one, and
 // the list is usually in key order from the start.
 type CorrIndex struct {
-	calls []model.APICall
-	rows  []int32
-	last  int
+	t    *model.Trace
+	rows []int32
+	last int
 }
 
 func (x *CorrIndex) key(i int) CorrKey {
-	c := &x.calls[x.rows[i]]
-	return CorrKey{Scope: c.CorrScope, Corr: c.Correlation}
+	c := &x.t.APICalls[x.rows[i]]
+	return CorrKey{Scope: x.t.CallScope(c), Corr: c.Correlation}
 }
 
 func keyLess(a, b CorrKey) bool {
@@ -45,7 +45,7 @@ func IndexAPI(t *model.Trace, keep func(*model.APICall) bool) *CorrIndex {
 			n++
 		}
 	}
-	x := &CorrIndex{calls: t.APICalls, rows: make([]int32, 0, n)}
+	x := &CorrIndex{t: t, rows: make([]int32, 0, n)}
 	sorted := true
 	var prev CorrKey
 	for i := range t.APICalls {
@@ -53,7 +53,7 @@ func IndexAPI(t *model.Trace, keep func(*model.APICall) bool) *CorrIndex {
 		if c.Correlation == 0 || !keep(c) {
 			continue
 		}
-		k := CorrKey{c.CorrScope, c.Correlation}
+		k := CorrKey{t.CallScope(c), c.Correlation}
 		if len(x.rows) > 0 && !keyLess(prev, k) {
 			sorted = false
 		}

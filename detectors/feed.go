@@ -21,7 +21,7 @@ func SubmitsWork(c model.APIClass) bool {
 // NewLaunches indexes the calls of t that can submit GPU work, so that each
 // activity finds its launch call by (CorrScope, Correlation).
 func NewLaunches(t *model.Trace) *CorrIndex {
-	return IndexAPI(t, func(c *model.APICall) bool { return SubmitsWork(c.Class) })
+	return IndexAPI(t, func(c *model.APICall) bool { return SubmitsWork(t.CallClass(c)) })
 }
 
 // FeedGap is one stretch in which none of the activities of a Feed ran.

@@ -87,7 +87,7 @@ func TestUnionInPlaceAndCorrIndex(t *testing.T) {
 		scope int32
 		corr  int64
 	}{{2, 5}, {1, 9}, {1, 3}, {2, 1}, {1, 0}} {
-		tr.APICalls = append(tr.APICalls, model.APICall{CorrScope: c.scope, Correlation: c.corr, Class: model.APIMemcpy})
+		tr.APICalls = append(tr.APICalls, model.APICall{Ident: tr.InternAPI(model.APIIdent{Scope: c.scope, Class: model.APIMemcpy}), Correlation: c.corr})
 	}
 	x := IndexAPI(tr, func(*model.APICall) bool { return true })
 	if len(x.rows) != 4 {
@@ -98,7 +98,7 @@ func TestUnionInPlaceAndCorrIndex(t *testing.T) {
 		if c.Correlation == 0 {
 			want = -1
 		}
-		if got := x.Lookup(CorrKey{c.CorrScope, c.Correlation}); got != want {
+		if got := x.Lookup(CorrKey{tr.CallScope(&c), c.Correlation}); got != want {
 			t.Errorf("lookup %v = %d, want %d", c, got, want)
 		}
 	}

@@ -115,7 +115,8 @@ func (d *dumper) gpuActivity() {
 	p("api %d\n", len(t.APICalls))
 	for i := range t.APICalls {
 		a := &t.APICalls[i]
-		p("  %d %d thread=%s corr=%d/%d ext=%d %s/%s %s\n", a.Start, a.End, th(a.Thread), a.CorrScope, a.Correlation, a.ExternalID, a.Source, a.Class, s(a.Name))
+		id := t.APIIdentOf(a)
+		p("  %d %d thread=%s corr=%d/%d ext=%d %s/%s %s\n", a.Start, a.End, th(a.Thread), id.Scope, a.Correlation, a.ExternalID, id.Source, id.Class, s(id.Name))
 	}
 	p("syncs %d\n", len(t.Syncs))
 	for i := range t.Syncs {

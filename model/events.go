@@ -155,14 +155,15 @@ func (s APISource) String() string {
 
 // APICall is one host-side runtime or driver API call.
 type APICall struct {
-	Start, End  Time
+	Start, End Time
+	// Correlation links the call to the GPU work it issued, within its
+	// scope (Trace.CallScope). 0 = none.
 	Correlation int64
 	ExternalID  int64
-	Name        StringID
 	Thread      ThreadID
-	CorrScope   int32
-	Class       APIClass
-	Source      APISource
+	// Ident is the call's name, class, source and correlation scope in
+	// Trace.APIIdents: Trace.CallName, CallClass, CallSource, CallScope.
+	Ident APIIdentID
 }
 
 // SyncKind is the kind of a GPU-side synchronisation record.

@@ -2,8 +2,8 @@ package model
 
 // InternTable keeps each distinct value once and numbers the values in order
 // of arrival; ID 0 is always the zero value ("none"), so zero records stay
-// valid. The zero table is ready to use. Trace.Strings, Trace.Configs and
-// Trace.RangeTracks are built on it.
+// valid. The zero table is ready to use. Trace.Strings, Trace.Configs,
+// Trace.RangeTracks and Trace.APIIdents are built on it.
 type InternTable[T comparable, ID ~uint32] struct {
 	vals  []T
 	index map[T]ID // nil until the first Intern, or after the index is dropped

@@ -19,8 +19,8 @@ import (
 // copies, syncs, API calls: the process id), their thread (ranges, OS calls,
 // GIL, memory events) or their device (collectives, device counters);
 // host-wide counters go to every part. The parts share the string table, the
-// thread list, the launch configurations and the range tracks; import
-// warnings stay with the first part.
+// thread list, the launch configurations, the range tracks and the API
+// identities; import warnings stay with the first part.
 func SplitRanks(t *Trace) []*Trace {
 	if t.Rank != NoRank || !t.IsTimeline() {
 		return nil
@@ -74,7 +74,7 @@ func SplitRanks(t *Trace) []*Trace {
 	for r, p := range procs {
 		rankOf[p.pid] = r
 		q := &Trace{Path: fmt.Sprintf("%s#pid%d", t.Path, p.pid), Format: t.Format, Producer: t.Producer, Rank: r, WorldSize: len(procs),
-			Clock: t.Clock, Capture: t.Capture, Caps: t.Caps, Strings: t.Strings, Configs: t.Configs.share(), RangeTracks: t.RangeTracks.share(), Threads: t.Threads, CallChains: t.CallChains, Meta: map[string]string{}}
+			Clock: t.Clock, Capture: t.Capture, Caps: t.Caps, Strings: t.Strings, Configs: t.Configs.share(), RangeTracks: t.RangeTracks.share(), APIIdents: t.APIIdents.share(), Threads: t.Threads, CallChains: t.CallChains, Meta: map[string]string{}}
 		for k, v := range t.Meta {
 			q.Meta[k] = v
 		}
@@ -114,7 +114,7 @@ func SplitRanks(t *Trace) []*Trace {
 	}
 	route(t.Kernels, func(k Kernel) *Trace { return byScope(k.CorrScope) }, func(q *Trace) *[]Kernel { return &q.Kernels })
 	route(t.MemOps, func(m MemOp) *Trace { return either(byScope(m.CorrScope), byDevice(m.Device)) }, func(q *Trace) *[]MemOp { return &q.MemOps })
-	route(t.APICalls, func(a APICall) *Trace { return byScope(a.CorrScope) }, func(q *Trace) *[]APICall { return &q.APICalls })
+	route(t.APICalls, func(a APICall) *Trace { return byScope(t.CallScope(&a)) }, func(q *Trace) *[]APICall { return &q.APICalls })
 	route(t.Syncs, func(s SyncEvent) *Trace { return byScope(s.CorrScope) }, func(q *Trace) *[]SyncEvent { return &q.Syncs })
 	route(t.Ranges, func(r Range) *Trace { return either(byThread(r.Thread), byDevice(t.RangeTrack(&r).Device)) }, func(q *Trace) *[]Range { return &q.Ranges })
 	route(t.OSCalls, func(o OSCall) *Trace { return byThread(o.Thread) }, func(q *Trace) *[]OSCall { return &q.OSCalls })

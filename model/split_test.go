@@ -14,7 +14,7 @@ func TestSplitRanks(t *testing.T) {
 	for i := 0; i < 3; i++ {
 		at := Time(i * 1000)
 		tr.Kernels = append(tr.Kernels, Kernel{Start: at, End: at + 10, Device: 1, CorrScope: 200, Name: nccl}, Kernel{Start: at, End: at + 10, Device: 0, CorrScope: 100, Name: nccl})
-		tr.APICalls = append(tr.APICalls, APICall{Start: at, End: at + 1, Thread: 0, CorrScope: 100}, APICall{Start: at, End: at + 1, Thread: 1, CorrScope: 200})
+		tr.APICalls = append(tr.APICalls, APICall{Start: at, End: at + 1, Thread: 0, Ident: tr.InternAPI(APIIdent{Scope: 100})}, APICall{Start: at, End: at + 1, Thread: 1, Ident: tr.InternAPI(APIIdent{Scope: 200})})
 		tr.Collectives = append(tr.Collectives, Collective{Start: at, End: at + 10, Device: 1, Seq: -1, Bytes: -1})
 		tr.Samples = append(tr.Samples, CounterSample{Time: at, Series: 0}, CounterSample{Time: at, Series: 1})
 	}

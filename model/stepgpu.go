@@ -47,7 +47,7 @@ func attachGPU(t *Trace, steps []Step) {
 	byThread := map[ThreadID][]int32{}
 	for i := range t.APICalls {
 		c := &t.APICalls[i]
-		if c.Correlation != 0 || c.Class == APIGraphLaunch {
+		if c.Correlation != 0 || t.CallClass(c) == APIGraphLaunch {
 			byThread[c.Thread] = append(byThread[c.Thread], int32(i))
 		}
 	}
@@ -66,10 +66,11 @@ func attachGPU(t *Trace, steps []Step) {
 			if c.Start > s.End {
 				break
 			}
-			if c.Class == APIGraphLaunch {
+			id := t.apiIdent(c)
+			if id.Class == APIGraphLaunch {
 				s.GraphLaunches++
 			}
-			key := corrKey{c.CorrScope, c.Correlation}
+			key := corrKey{id.Scope, c.Correlation}
 			for j := sort.Search(len(acts), func(i int) bool { return !keyLess(acts[i].key, key) }); j < len(acts) && acts[j].key == key; j++ {
 				ivs = append(ivs, acts[j].iv)
 				if acts[j].kernel {

@@ -85,9 +85,12 @@ type Trace struct {
 	Configs ConfigTable // kernel launch configurations (Kernel.Config)
 	// RangeTracks are the ranges' domains, devices and streams (Range.Track).
 	RangeTracks TrackTable
-	Devices     []Device
-	Processes   []Process
-	Threads     []Thread
+	// APIIdents are the API calls' names, classes, sources and scopes
+	// (APICall.Ident).
+	APIIdents APIIdentTable
+	Devices   []Device
+	Processes []Process
+	Threads   []Thread
 
 	Kernels     []Kernel
 	MemOps      []MemOp
@@ -367,6 +370,7 @@ func (t *Trace) Finalize() {
 	wg.Wait()
 	t.Configs.dropIndex()
 	t.RangeTracks.dropIndex()
+	t.APIIdents.dropIndex()
 	t.Caps.fillFrom(t)
 }
 

@@ -144,10 +144,14 @@ func (v *validator) check() {
 		a := &t.APICalls[i]
 		v.span("api", i, a.Start, a.End, prev)
 		prev = a.Start
-		v.str("api", i, a.Name)
+		if int(a.Ident) >= t.APIIdents.Len() {
+			v.fail("api[%d]: API identity %d out of range", i, a.Ident)
+		}
+		id := t.apiIdent(a)
+		v.str("api", i, id.Name)
 		v.thread("api", i, a.Thread, true)
-		if a.Class > APIMemset {
-			v.fail("api[%d]: invalid class %d", i, a.Class)
+		if id.Class > APIMemset {
+			v.fail("api[%d]: invalid class %d", i, id.Class)
 		}
 	}
 	for i := range t.Syncs {

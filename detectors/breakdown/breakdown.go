@@ -154,7 +154,7 @@ func htaRank(t *model.Trace, totals map[string]*model.KernelSummary) (model.Devi
 	for i := range t.APICalls {
 		a := &t.APICalls[i]
 		if a.Correlation != 0 {
-			k := [2]int64{int64(a.CorrScope), a.Correlation}
+			k := [2]int64{int64(t.CallScope(a)), a.Correlation}
 			if _, dup := launchStart[k]; !dup {
 				launchStart[k] = a.Start
 			}

@@ -65,11 +65,11 @@ func run(p *detectors.Pass) error {
 		}
 		var launches int64
 		for i := range t.APICalls {
-			if t.APICalls[i].Class == model.APIGraphLaunch {
+			if t.CallClass(&t.APICalls[i]) == model.APIGraphLaunch {
 				launches++
 			}
 		}
-		graphs := detectors.IndexAPI(t, func(c *model.APICall) bool { return c.Class == model.APIGraphLaunch })
+		graphs := detectors.IndexAPI(t, func(c *model.APICall) bool { return t.CallClass(c) == model.APIGraphLaunch })
 		replayed := func(k *model.Kernel) bool {
 			return t.KernelGraph(k) != 0 || graphs.Lookup(detectors.CorrKey{Scope: k.CorrScope, Corr: k.Correlation}) >= 0
 		}

@@ -306,7 +306,7 @@ func launchThread(t *model.Trace, pid int64) model.ThreadID {
 	run, runN := model.NoThread, 0 // launches come in long runs per thread
 	for i := range t.APICalls {
 		c := &t.APICalls[i]
-		if c.Class != model.APILaunch && c.Class != model.APIGraphLaunch || c.Thread == model.NoThread {
+		if t.CallClass(c) != model.APILaunch && t.CallClass(c) != model.APIGraphLaunch || c.Thread == model.NoThread {
 			continue
 		}
 		if c.Thread != run {

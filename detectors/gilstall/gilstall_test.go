@@ -367,7 +367,7 @@ func bigTrace(n int, src string) *model.Trace {
 	t.Kernels = make([]model.Kernel, 0, n)
 	for i := 0; i < n; i++ {
 		now := model.Time(i) * 100 * us
-		t.APICalls = append(t.APICalls, model.APICall{Start: now, End: now + 5*us, Thread: main, Correlation: int64(i + 1), Name: launch, Class: model.APILaunch})
+		t.APICalls = append(t.APICalls, model.APICall{Start: now, End: now + 5*us, Thread: main, Correlation: int64(i + 1), Ident: t.InternAPI(model.APIIdent{Name: launch, Class: model.APILaunch})})
 		t.Kernels = append(t.Kernels, model.Kernel{Start: now + 10*us, End: now + 70*us, Correlation: int64(i + 1), Config: t.InternConfig(model.LaunchConfig{Stream: 7}), Name: gemm})
 		switch src {
 		case "gil":

@@ -38,12 +38,12 @@ func (h *hostIndex) attribute(g *Gap, dev model.DeviceID, next detectors.Activit
 		return
 	}
 	if launch >= 0 && detectors.SubmittedEarly(g.Interval, t.APICalls[launch].End) {
-		if a := &t.APICalls[launch]; a.Class == model.APILaunch && a.End.Sub(a.Start) >= longLaunch && a.End > g.Start {
+		if a := &t.APICalls[launch]; t.CallClass(a) == model.APILaunch && a.End.Sub(a.Start) >= longLaunch && a.End > g.Start {
 			// A launch call this long loaded the module (lazy loading);
 			// the device then still had to set it up.
 			g.Cause = CauseLazyInit
 			g.Detail = fmt.Sprintf("first launch of %s: the %s call took %s (module loading); the kernel started %s after it returned",
-				t.Str(next.Name(t)), t.Str(a.Name), a.End.Sub(a.Start), g.End.Sub(a.End))
+				t.Str(next.Name(t)), t.Str(t.CallName(a)), a.End.Sub(a.Start), g.End.Sub(a.End))
 			return
 		}
 		g.Cause = CauseDependency
@@ -76,7 +76,7 @@ func (h *hostIndex) attribute(g *Gap, dev model.DeviceID, next detectors.Activit
 		a := &t.APICalls[blk]
 		h.setBlocked(g, blk, fmt.Sprintf(" returned %s into the gap; the next work came %s later", max(0, a.End.Sub(g.Start)), g.End.Sub(max(a.End, g.Start))))
 	} else if blocked && drain {
-		g.Detail += fmt.Sprintf(" after %s returned", t.Str(t.APICalls[blk].Name))
+		g.Detail += fmt.Sprintf(" after %s returned", t.Str(t.CallName(&t.APICalls[blk])))
 	}
 }
 
@@ -84,10 +84,10 @@ func (h *hostIndex) attribute(g *Gap, dev model.DeviceID, next detectors.Activit
 func (h *hostIndex) setBlocked(g *Gap, ai int32, extra string) {
 	a := &h.t.APICalls[ai]
 	g.Cause = CauseMemcpy
-	if a.Class == model.APISync {
+	if h.t.CallClass(a) == model.APISync {
 		g.Cause = CauseSync
 	}
-	g.Detail = h.t.Str(a.Name) + extra
+	g.Detail = h.t.Str(h.t.CallName(a)) + extra
 	g.Focus = model.Interval{Start: max(g.Start, a.Start), End: min(g.End, a.End)}
 }
 
@@ -156,7 +156,7 @@ func (h *hostIndex) dependencyDetail(g *Gap, launch int32, next detectors.Activi
 	if a.End < g.Start {
 		when = fmt.Sprintf("%s before the gap", g.Start.Sub(a.End))
 	}
-	s := fmt.Sprintf("%s was submitted %s (by %s) and started %s after the call returned: it waited for another stream, event or device", t.Str(next.Name(t)), when, t.Str(a.Name), g.End.Sub(a.End))
+	s := fmt.Sprintf("%s was submitted %s (by %s) and started %s after the call returned: it waited for another stream, event or device", t.Str(next.Name(t)), when, t.Str(t.CallName(a)), g.End.Sub(a.End))
 	if next.Class == model.KernelComm {
 		s = fmt.Sprintf("collective %s was submitted %s and waited for its peers or inputs", t.Str(next.Name(t)), when)
 	}
@@ -167,7 +167,7 @@ func (h *hostIndex) dependencyDetail(g *Gap, launch int32, next detectors.Activi
 		if a.Start.Sub(c.End) > 10*model.Millisecond {
 			break
 		}
-		if n := t.Str(c.Name); strings.Contains(n, "StreamWaitEvent") || strings.Contains(n, "StreamWaitValue") {
+		if n := t.Str(t.CallName(c)); strings.Contains(n, "StreamWaitEvent") || strings.Contains(n, "StreamWaitValue") {
 			s += "; after " + n
 			break
 		}

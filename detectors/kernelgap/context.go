@@ -72,7 +72,7 @@ func (c *contextIndex) describe(th model.ThreadID, w model.Interval) string {
 	// ranges); then the innermost range; then an OS runtime call.
 	name := ""
 	if ai := c.callAt(th, p); ai >= 0 {
-		name, inner = t.Str(t.APICalls[ai].Name), -2
+		name, inner = t.Str(t.CallName(&t.APICalls[ai])), -2
 	} else if inner >= 0 {
 		name = shortName(t.Str(t.Ranges[inner].Name))
 	} else if oi := c.osCallAt(th, p); oi >= 0 {

@@ -121,17 +121,17 @@ func (h *hostIndex) indexCalls(classOf func(model.StringID) model.HostClass) {
 		iv := model.Interval{Start: a.Start, End: a.End}
 		pid := t.Thread(a.Thread).PID
 		h.pidCalls[pid] = detectors.AddToUnion(h.pidCalls[pid], iv) // calls are in start order
-		switch a.Class {
+		switch t.CallClass(a) {
 		case model.APISync, model.APIMemcpy, model.APIMemset:
 			h.blocking[a.Thread] = append(h.blocking[a.Thread], int32(i))
 		case model.APILaunch:
 			if iv.Len() >= longLaunch {
-				h.addClass(a.Thread, model.HostLazyInit, iv, a.Name)
+				h.addClass(a.Thread, model.HostLazyInit, iv, t.CallName(a))
 			}
 			continue
 		}
-		if c := classOf(a.Name); c != model.HostOther {
-			h.addClass(a.Thread, c, iv, a.Name)
+		if c := classOf(t.CallName(a)); c != model.HostOther {
+			h.addClass(a.Thread, c, iv, t.CallName(a))
 		}
 	}
 }
@@ -235,7 +235,7 @@ func (h *hostIndex) blockingCall(th model.ThreadID, iv model.Interval) (idx int3
 		if c == 0 && !d {
 			continue
 		}
-		if (a.Class == model.APIMemcpy || a.Class == model.APIMemset) && !model.IsSyncMemcpyAPI(t.Str(a.Name)) && c < iv.Len()/2 {
+		if (t.CallClass(a) == model.APIMemcpy || t.CallClass(a) == model.APIMemset) && !model.IsSyncMemcpyAPI(t.Str(t.CallName(a))) && c < iv.Len()/2 {
 			continue
 		}
 		if c > bestCover {

@@ -203,9 +203,9 @@ func evidence(t *model.Trace, dg DeviceGaps, top int, ctx *contextIndex) []model
 		if g.Cause == CauseLaunch && g.Launch >= 0 && g.Detail == "" {
 			a := &t.APICalls[g.Launch]
 			if a.Start >= g.Start {
-				g.Detail = fmt.Sprintf("%s started %s after the GPU went idle", t.Str(a.Name), a.Start.Sub(g.Start))
+				g.Detail = fmt.Sprintf("%s started %s after the GPU went idle", t.Str(t.CallName(a)), a.Start.Sub(g.Start))
 			} else {
-				g.Detail = fmt.Sprintf("%s started %s before the GPU went idle and returned %s into the gap", t.Str(a.Name), g.Start.Sub(a.Start), a.End.Sub(g.Start))
+				g.Detail = fmt.Sprintf("%s started %s before the GPU went idle and returned %s into the gap", t.Str(t.CallName(a)), g.Start.Sub(a.Start), a.End.Sub(g.Start))
 			}
 		}
 		context := ""

@@ -120,7 +120,7 @@ func Analyze(t *model.Trace, minGap model.Duration) []Device {
 			kd = append(kd, model.Duration(k.End-k.Start))
 			if k.Launch >= 0 {
 				c := &t.APICalls[k.Launch]
-				if c.Class == model.APILaunch || c.Class == model.APIGraphLaunch {
+				if t.CallClass(c) == model.APILaunch || t.CallClass(c) == model.APIGraphLaunch {
 					ld = append(ld, model.Duration(c.End-c.Start))
 				}
 			}

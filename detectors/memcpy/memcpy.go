@@ -72,7 +72,7 @@ func (g *group) add(t *model.Trace, w model.Interval, mi, ai int32) {
 		c := &t.APICalls[ai]
 		a = ivLen(max(c.Start, w.Start), min(c.End, w.End))
 		g.api += a
-		g.names[c.Name]++
+		g.names[t.CallName(c)]++
 		if a > 0 {
 			g.blocks[c.Thread] = append(g.blocks[c.Thread], model.Interval{Start: max(c.Start, w.Start), End: min(c.End, w.End)})
 		}
@@ -167,7 +167,7 @@ type copyGroups struct {
 // synchronous, pageable, tiny and bandwidth groups it belongs to.
 func classify(p *detectors.Pass, t *model.Trace, steady model.Interval) *copyGroups {
 	apis := detectors.IndexAPI(t, func(c *model.APICall) bool {
-		return c.Class == model.APIMemcpy || c.Class == model.APIMemset
+		return t.CallClass(c) == model.APIMemcpy || t.CallClass(c) == model.APIMemset
 	})
 	syncName := map[model.StringID]bool{}
 	isSync := func(id model.StringID) bool {
@@ -196,7 +196,7 @@ func classify(p *detectors.Pass, t *model.Trace, steady model.Interval) *copyGro
 		}
 		c.copies++
 		ai := apis.Lookup(detectors.CorrKey{Scope: m.CorrScope, Corr: m.Correlation})
-		sync := ai >= 0 && isSync(t.APICalls[ai].Name) && m.Kind != model.MemDtoD &&
+		sync := ai >= 0 && isSync(t.CallName(&t.APICalls[ai])) && m.Kind != model.MemDtoD &&
 			!(m.Kind == model.MemHtoD && m.Bytes >= 0 && m.Bytes <= 64<<10)
 		pageable := m.Src == model.MemPageable || m.Dst == model.MemPageable
 		switch {
@@ -516,7 +516,7 @@ func evidence(t *model.Trace, top []copyRec, what string, bi *detectors.BlockIdl
 		if r.api >= 0 {
 			c := &t.APICalls[r.api]
 			tid = detectors.TID(t, c.Thread)
-			note += fmt.Sprintf("; %s takes %s", model.StripAPIVersion(t.Str(c.Name)), callLen(t, r))
+			note += fmt.Sprintf("; %s takes %s", model.StripAPIVersion(t.Str(t.CallName(c))), callLen(t, r))
 		}
 		e := model.Evidence{Rank: t.Rank, Device: m.Device, Stream: m.Stream, Thread: tid, Start: m.Start, End: m.End, Note: note}
 		if bi != nil && bi.Measurable() && r.api >= 0 {

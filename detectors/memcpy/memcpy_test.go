@@ -334,14 +334,14 @@ func bigTrace(n int) *model.Trace {
 	t.MemOps = make([]model.MemOp, 0, n)
 	var now model.Time
 	for i := 0; i < n; i++ {
-		c := model.APICall{Start: now, End: now + 4000, Thread: th, Correlation: int64(i + 1), CorrScope: 100, Name: async, Class: model.APIMemcpy}
+		c := model.APICall{Start: now, End: now + 4000, Thread: th, Correlation: int64(i + 1), Ident: t.InternAPI(model.APIIdent{Name: async, Scope: 100, Class: model.APIMemcpy})}
 		m := model.MemOp{Start: now + 2000, End: now + 5000, Correlation: int64(i + 1), CorrScope: 100, Stream: 7, Name: name,
 			Kind: model.MemHtoD, Src: model.MemPinned, Dst: model.MemDevice, Bytes: 512}
 		switch i % 4 {
 		case 1:
 			m.Src, m.Bytes = model.MemPageable, 1<<20
 		case 2:
-			c.Name, m.Bytes = sync, 1<<20
+			c.Ident, m.Bytes = t.InternAPI(model.APIIdent{Name: sync, Scope: 100, Class: model.APIMemcpy}), 1<<20
 		}
 		t.APICalls = append(t.APICalls, c)
 		t.MemOps = append(t.MemOps, m)

@@ -142,7 +142,7 @@ func callsByThread(t *model.Trace) map[model.ThreadID]*threadCalls {
 		tc.starts = append(tc.starts, c.Start)
 		var g model.Duration
 		if c.Correlation != 0 {
-			g = gpu[corrKey{c.CorrScope, c.Correlation}]
+			g = gpu[corrKey{t.CallScope(c), c.Correlation}]
 		}
 		tc.prefix = append(tc.prefix, tc.prefix[len(tc.prefix)-1]+g)
 	}
@@ -239,15 +239,15 @@ func apiCalls(set *model.TraceSet) []model.APISummary {
 		byID := map[model.StringID]*apiAcc{}
 		for i := range t.APICalls {
 			c := &t.APICalls[i]
-			a := byID[c.Name]
+			a := byID[t.CallName(c)]
 			if a == nil {
-				name := t.Str(c.Name)
+				name := t.Str(t.CallName(c))
 				a = acc[name]
 				if a == nil {
-					a = &apiAcc{src: c.Source}
+					a = &apiAcc{src: t.CallSource(c)}
 					acc[name] = a
 				}
-				byID[c.Name] = a
+				byID[t.CallName(c)] = a
 			}
 			a.d = append(a.d, int64(c.End.Sub(c.Start)))
 		}

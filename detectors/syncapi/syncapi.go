@@ -350,13 +350,13 @@ func collect(t *model.Trace, steady model.Interval, inferred bool) []instance {
 	lastEnd := map[model.ThreadID]model.Time{}
 	for i := range t.APICalls {
 		c := &t.APICalls[i]
-		if c.Class != model.APISync && c.Class != model.APIMemcpy {
+		if t.CallClass(c) != model.APISync && t.CallClass(c) != model.APIMemcpy {
 			continue
 		}
-		key := [2]uint32{uint32(c.Name), uint32(c.Class)}
+		key := [2]uint32{uint32(t.CallName(c)), uint32(t.CallClass(c))}
 		cl, seen := cache[key]
 		if !seen {
-			k, ok := classify(t.Str(c.Name), c.Class)
+			k, ok := classify(t.Str(t.CallName(c)), t.CallClass(c))
 			cl = cls{k, ok}
 			cache[key] = cl
 		}
@@ -370,8 +370,8 @@ func collect(t *model.Trace, steady model.Interval, inferred bool) []instance {
 		}
 		lastEnd[c.Thread] = c.End
 		site := climb(enc.Find(c.Thread, c.Start, c.End))
-		out = append(out, instance{start: c.Start, end: min(c.End, steady.End), thread: c.Thread, api: c.Name, site: int32(site), kind: cl.k,
-			device: model.NoDevice, stream: model.NoStream, key: detectors.CorrKey{Scope: c.CorrScope, Corr: c.Correlation}})
+		out = append(out, instance{start: c.Start, end: min(c.End, steady.End), thread: c.Thread, api: t.CallName(c), site: int32(site), kind: cl.k,
+			device: model.NoDevice, stream: model.NoStream, key: detectors.CorrKey{Scope: t.CallScope(c), Corr: c.Correlation}})
 	}
 	placeOnGPU(t, out)
 	return out

@@ -312,9 +312,9 @@ func bigTrace(n int) *model.Trace {
 			t.Ranges = append(t.Ranges, model.Range{Start: now, End: now + 100*10*model.Time(model.Microsecond), Thread: th,
 				Kind: model.RangeNVTX, Name: nvtx, Track: t.InternTrack(model.CPUTrack)})
 		}
-		c := model.APICall{Start: now, End: now + 5000, Thread: th, Correlation: int64(i + 1), CorrScope: 100, Name: launch, Class: model.APILaunch}
+		c := model.APICall{Start: now, End: now + 5000, Thread: th, Correlation: int64(i + 1), Ident: t.InternAPI(model.APIIdent{Name: launch, Scope: 100, Class: model.APILaunch})}
 		if i%100 == 99 {
-			c.Name, c.Class, c.End = sync, model.APISync, now+3000
+			c.Ident, c.End = t.InternAPI(model.APIIdent{Name: sync, Scope: 100, Class: model.APISync}), now+3000
 		} else {
 			t.Kernels = append(t.Kernels, model.Kernel{Start: now + 6000, End: now + 9000, Correlation: int64(i + 1), CorrScope: 100, Config: t.InternConfig(model.LaunchConfig{Stream: 7})})
 		}

@@ -132,7 +132,7 @@ func baseName(p string) string {
 // graph launches, copies, memsets) and the kernel launches alone.
 func countLaunches(t *model.Trace) (work, kernels int) {
 	for i := range t.APICalls {
-		switch t.APICalls[i].Class {
+		switch t.CallClass(&t.APICalls[i]) {
 		case model.APILaunch:
 			work++
 			kernels++

@@ -586,9 +586,9 @@ func (e *encoder) apiCalls(t *model.Trace, tl *traceLayout) {
 			continue
 		}
 		th := t.Thread(a.Thread)
-		e.slice(tl.hostPid[th.PID], th.TID, t.Str(a.Name), "cuda_"+a.Source.String(), st, en, false)
+		e.slice(tl.hostPid[th.PID], th.TID, t.Str(t.CallName(a)), "cuda_"+t.CallSource(a).String(), st, en, false)
 		e.args()
-		e.argStr("class", a.Class.String())
+		e.argStr("class", t.CallClass(a).String())
 		if a.Correlation != 0 {
 			e.argInt("correlation", a.Correlation)
 		}
@@ -695,7 +695,7 @@ func (e *encoder) flows(t *model.Trace, tl *traceLayout) {
 		if a.Correlation == 0 || a.Thread == model.NoThread {
 			continue
 		}
-		k := key{a.CorrScope, a.Correlation}
+		k := key{t.CallScope(a), a.Correlation}
 		if _, ok := calls[k]; !ok {
 			calls[k] = i
 		}

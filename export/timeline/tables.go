@@ -220,6 +220,7 @@ func kern(r row) *model.Kernel          { return &r.t.Kernels[r.i] }
 func kcfg(r row) model.LaunchConfig     { return r.t.LaunchConfig(kern(r)) }
 func memop(r row) *model.MemOp          { return &r.t.MemOps[r.i] }
 func api(r row) *model.APICall          { return &r.t.APICalls[r.i] }
+func apiID(r row) model.APIIdent        { return r.t.APIIdentOf(api(r)) }
 func rng(r row) *model.Range            { return &r.t.Ranges[r.i] }
 func rtrack(r row) model.RangeTrack     { return r.t.RangeTrack(rng(r)) }
 func coll(r row) *model.Collective      { return &r.t.Collectives[r.i] }
@@ -297,11 +298,11 @@ var tables = []*table{
 				tidCol(func(r row) model.ThreadID { return api(r).Thread })},
 			timeCols(func(r row) (model.Time, model.Time) { a := api(r); return a.Start, a.End }),
 			[]column{
-				strCol("name", "API function name, e.g. cudaLaunchKernel", func(r row) model.StringID { return api(r).Name }),
-				enumCol("class", "launch, sync, memcpy, alloc, graph-launch, memset or other", apiClasses, func(r row) int { return enumIndex(int(api(r).Class), len(apiClasses)) }),
-				enumCol("source", "runtime, driver or accel", apiSources, func(r row) int { return enumIndex(int(api(r).Source), len(apiSources)) }),
+				strCol("name", "API function name, e.g. cudaLaunchKernel", func(r row) model.StringID { return apiID(r).Name }),
+				enumCol("class", "launch, sync, memcpy, alloc, graph-launch, memset or other", apiClasses, func(r row) int { return enumIndex(int(apiID(r).Class), len(apiClasses)) }),
+				enumCol("source", "runtime, driver or accel", apiSources, func(r row) int { return enumIndex(int(apiID(r).Source), len(apiSources)) }),
 				i64Col("correlation", "correlation id linking the call to the GPU work it issued (0 = none)", func(r row) int64 { return api(r).Correlation }),
-				i32Col("corr_scope", "scope of correlation (process id for Nsight Systems, 0 for Kineto)", func(r row) int32 { return api(r).CorrScope }),
+				i32Col("corr_scope", "scope of correlation (process id for Nsight Systems, 0 for Kineto)", func(r row) int32 { return apiID(r).Scope }),
 				i64Col("external_id", "Kineto External id (0 = none)", func(r row) int64 { return api(r).ExternalID }),
 			}),
 	},

@@ -440,7 +440,7 @@ func (b *builder) complete(ev *event, cat category, idx int, off int64, start, e
 			}
 		}
 		b.apis.add(model.APICall{Start: model.Time(start), End: model.Time(end), Correlation: a.corr,
-			ExternalID: a.ext, Name: name, Thread: b.thread(ev), Class: b.apiClass(name), Source: src})
+			ExternalID: a.ext, Thread: b.thread(ev), Ident: t.InternAPI(model.APIIdent{Name: name, Class: b.apiClass(name), Source: src})})
 	case catKernel, catAccelKernel:
 		dev, st := b.gpuLane(ev)
 		if dev < 0 {

@@ -91,7 +91,7 @@ func TestCorpus(t *testing.T) {
 			}
 			var runtime, driver, accel, copies, sets int
 			for i := range tr.APICalls {
-				switch tr.APICalls[i].Source {
+				switch tr.CallSource(&tr.APICalls[i]) {
 				case model.APIRuntime:
 					runtime++
 				case model.APIDriver:

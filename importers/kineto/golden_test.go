@@ -46,7 +46,7 @@ func gpuTrace(dev model.DeviceID, vendor, devName, launch, copyAPI string) *mode
 	b.Kernel(dev, 7, "ampere_sgemm_128x64_nn", 10, 25, main, 3)
 	t.Kernels[len(t.Kernels)-1].ExternalID = 11
 	t.Kernels[len(t.Kernels)-1].Config = t.InternConfig(model.LaunchConfig{Grid: [3]int32{120, 1, 1}, Block: [3]int32{256, 1, 1}, Registers: 64, Stream: 7})
-	t.APICalls[len(t.APICalls)-1].Name = t.Intern(launch)
+	fixture.EditAPI(t, &t.APICalls[len(t.APICalls)-1], func(id *model.APIIdent) { id.Name = t.Intern(launch) })
 	t.APICalls[len(t.APICalls)-1].ExternalID = 11
 	b.Copy(dev, 7, model.MemHtoD, model.MemPageable, model.MemDevice, 4096, 30, 32, main, copyAPI, 26, 33)
 	t.MemOps = append(t.MemOps, model.MemOp{Start: fixture.US(34), End: fixture.US(35), Device: dev, Stream: 7, Kind: model.MemSet,
@@ -60,8 +60,9 @@ func gpuTrace(dev model.DeviceID, vendor, devName, launch, copyAPI string) *mode
 	}
 	// NCCL all-reduce, launched through the driver API.
 	b.Collective(dev, 20, model.CollAllReduce, 1<<20, 70, 120, side, 65)
-	t.APICalls[len(t.APICalls)-1].Name = t.Intern("cuLaunchKernel")
-	t.APICalls[len(t.APICalls)-1].Source = model.APIDriver
+	fixture.EditAPI(t, &t.APICalls[len(t.APICalls)-1], func(id *model.APIIdent) {
+		id.Name, id.Source = t.Intern("cuLaunchKernel"), model.APIDriver
+	})
 	c := &t.Collectives[len(t.Collectives)-1]
 	c.Dtype, c.GroupSize = t.Intern("Float"), 2
 	t.Kernels[len(t.Kernels)-1].Name = t.Intern("ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)")
@@ -96,14 +97,15 @@ func nvidiaTrace() *model.Trace {
 func rocmTrace() *model.Trace {
 	t := gpuTrace(2, "AMD", "AMD Instinct MI300X", "hipLaunchKernel", "hipMemcpyWithStream")
 	for i := range t.APICalls {
-		n := t.Str(t.APICalls[i].Name)
-		if strings.HasPrefix(n, "cuda") {
-			t.APICalls[i].Name = t.Intern("hip" + n[4:])
-		}
-		if n == "cuLaunchKernel" {
-			t.APICalls[i].Name = t.Intern("hipExtModuleLaunchKernel")
-			t.APICalls[i].Source = model.APIRuntime
-		}
+		n := t.Str(t.CallName(&t.APICalls[i]))
+		fixture.EditAPI(t, &t.APICalls[i], func(id *model.APIIdent) {
+			if strings.HasPrefix(n, "cuda") {
+				id.Name = t.Intern("hip" + n[4:])
+			}
+			if n == "cuLaunchKernel" {
+				id.Name, id.Source = t.Intern("hipExtModuleLaunchKernel"), model.APIRuntime
+			}
+		})
 	}
 	t.Meta["hip_runtime_version"] = "60443483"
 	return t
@@ -120,8 +122,9 @@ func mtiaTrace() *model.Trace {
 	b.Range(th, model.RangeCPUOp, "aten::linear", 0, 50)
 	for i, s := range []float64{10, 30} {
 		b.Kernel(17, 108, []string{"pe_exe", "event_wait"}[i], s, s+15, th, s-8)
-		t.APICalls[len(t.APICalls)-1].Name = t.Intern("launchKernel")
-		t.APICalls[len(t.APICalls)-1].Source = model.APIAccel
+		fixture.EditAPI(t, &t.APICalls[len(t.APICalls)-1], func(id *model.APIIdent) {
+			id.Name, id.Source = t.Intern("launchKernel"), model.APIAccel
+		})
 	}
 	t.Capture = model.Interval{Start: 0, End: fixture.US(60)}
 	t.Shift(model.Duration(epoch0))

@@ -266,7 +266,7 @@ func (b *builder) linkFlows() {
 	}
 	needGPU := b.kernels.any(func(k *model.Kernel) bool { return k.Correlation == 0 }) ||
 		b.memOps.any(func(m *model.MemOp) bool { return m.Correlation == 0 })
-	needAPI := b.apis.any(func(a *model.APICall) bool { return a.Correlation == 0 && a.Source != model.APIAccel })
+	needAPI := b.apis.any(func(a *model.APICall) bool { return a.Correlation == 0 && t.CallSource(a) != model.APIAccel })
 	if !needGPU && !needAPI {
 		return
 	}
@@ -348,7 +348,7 @@ func (b *builder) relinkExternalIDs() {
 	}
 	for i := range t.APICalls {
 		a := &t.APICalls[i]
-		if a.Source != model.APIAccel && (a.ExternalID == 0 || a.ExternalID == a.Correlation) {
+		if t.CallSource(a) != model.APIAccel && (a.ExternalID == 0 || a.ExternalID == a.Correlation) {
 			byThread[a.Thread] = append(byThread[a.Thread], item{a.Start, a.End, int32(i), true})
 		}
 	}
@@ -391,7 +391,7 @@ func (b *builder) relinkExternalIDs() {
 	}
 	extOf := make(map[int64]int64, len(t.APICalls))
 	for i := range t.APICalls {
-		if a := &t.APICalls[i]; a.Correlation != 0 && a.Source != model.APIAccel {
+		if a := &t.APICalls[i]; a.Correlation != 0 && t.CallSource(a) != model.APIAccel {
 			extOf[a.Correlation] = a.ExternalID
 		}
 	}

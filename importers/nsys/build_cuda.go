@@ -177,9 +177,8 @@ func (b *builder) runtime(table string, row int, r *runtimeRow) {
 	pid := pidOf(r.GlobalTid)
 	b.t.APICalls = append(b.t.APICalls, model.APICall{
 		Start: model.Time(r.Start), End: model.Time(r.End),
-		Correlation: r.Correlation, Name: ai.name,
-		Thread: b.thread(r.GlobalTid), CorrScope: int32(pid),
-		Class: ai.class, Source: src,
+		Correlation: r.Correlation, Thread: b.thread(r.GlobalTid),
+		Ident: b.t.InternAPI(model.APIIdent{Name: ai.name, Scope: int32(pid), Class: ai.class, Source: src}),
 	})
 	if ai.sync != model.SyncUnknown && r.Correlation != 0 {
 		b.syncByCorr[corrKey{pid, r.Correlation}] = ai.sync

@@ -106,8 +106,8 @@ func TestPlantedFaults(t *testing.T) {
 			t.Errorf("%d pageable copies, want 3", pageable)
 		}
 		for _, a := range tr.APICalls {
-			if strings.Contains(tr.Str(a.Name), "_v") {
-				t.Errorf("API name %q keeps its version suffix", tr.Str(a.Name))
+			if n := tr.Str(tr.CallName(&a)); strings.Contains(n, "_v") {
+				t.Errorf("API name %q keeps its version suffix", n)
 			}
 		}
 		for k, v := range tr.Meta {

@@ -246,12 +246,12 @@ func (g *gen) apiEvents() [][]byte {
 	flowCat, flowName := g.flowNames()
 	for i := range t.APICalls {
 		a := &t.APICalls[i]
-		name := t.Str(a.Name)
+		name := t.Str(t.CallName(a))
 		cat := "cuda_runtime"
 		switch {
-		case a.Source == model.APIAccel:
+		case t.CallSource(a) == model.APIAccel:
 			cat = "mtia_runtime"
-		case a.Source == model.APIDriver:
+		case t.CallSource(a) == model.APIDriver:
 			cat = "cuda_driver"
 		case g.l.Legacy:
 			cat = "Runtime"
@@ -270,7 +270,7 @@ func (g *gen) apiEvents() [][]byte {
 		}
 		if hip {
 			args.str("stream", "0x0")
-			if a.Class == model.APIMemcpy {
+			if t.CallClass(a) == model.APIMemcpy {
 				args.str("size", "4096")
 				args.str("kind", "1")
 			}

@@ -271,7 +271,7 @@ func TestKinetoSummarySecondPass(t *testing.T) {
 			}
 			api := map[string]*oracleStat{}
 			for _, c := range tr.APICalls {
-				add(api, tr.Str(c.Name), int64(c.End-c.Start))
+				add(api, tr.Str(tr.CallName(&c)), int64(c.End-c.Start))
 			}
 			for _, m := range []map[string]*oracleStat{kern, rng, api} {
 				for _, s := range m {
