@@ -28,24 +28,13 @@ func (t *Trace) InternAPI(id APIIdent) APIIdentID { return t.APIIdents.Intern(id
 func (t *Trace) APIIdentOf(a *APICall) APIIdent { return t.APIIdents.Get(a.Ident) }
 
 // CallName returns the name of API call a.
-func (t *Trace) CallName(a *APICall) StringID { return t.apiIdent(a).Name }
+func (t *Trace) CallName(a *APICall) StringID { return t.APIIdents.at(a.Ident).Name }
 
 // CallClass returns the class of API call a.
-func (t *Trace) CallClass(a *APICall) APIClass { return t.apiIdent(a).Class }
+func (t *Trace) CallClass(a *APICall) APIClass { return t.APIIdents.at(a.Ident).Class }
 
 // CallSource returns the API layer of call a.
-func (t *Trace) CallSource(a *APICall) APISource { return t.apiIdent(a).Source }
+func (t *Trace) CallSource(a *APICall) APISource { return t.APIIdents.at(a.Ident).Source }
 
 // CallScope returns the correlation scope of call a.
-func (t *Trace) CallScope(a *APICall) int32 { return t.apiIdent(a).Scope }
-
-// apiIdent returns a pointer into the table (the zero identity for an unknown
-// ID): the accessors read one field without copying the entry.
-func (t *Trace) apiIdent(a *APICall) *APIIdent {
-	if int(a.Ident) < len(t.APIIdents.vals) {
-		return &t.APIIdents.vals[a.Ident]
-	}
-	return &zeroAPIIdent
-}
-
-var zeroAPIIdent APIIdent
+func (t *Trace) CallScope(a *APICall) int32 { return t.APIIdents.at(a.Ident).Scope }

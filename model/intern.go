@@ -34,12 +34,16 @@ func (in *InternTable[T, ID]) Intern(v T) ID {
 }
 
 // Get returns the value with the given ID (the zero value for unknown IDs).
-func (in *InternTable[T, ID]) Get(id ID) T {
-	if int(id) >= len(in.vals) {
-		var zero T
-		return zero
+func (in *InternTable[T, ID]) Get(id ID) T { return *in.at(id) }
+
+// at points at the value with the given ID (a fresh zero value for unknown
+// IDs), for accessors that read one field of a row's entry without copying
+// it. Callers only read through it.
+func (in *InternTable[T, ID]) at(id ID) *T {
+	if int(id) < len(in.vals) {
+		return &in.vals[id]
 	}
-	return in.vals[id]
+	return new(T)
 }
 
 // Len returns the number of values including the zero one.

@@ -31,20 +31,10 @@ type ConfigTable = InternTable[LaunchConfig, ConfigID]
 func (t *Trace) LaunchConfig(k *Kernel) LaunchConfig { return t.Configs.Get(k.Config) }
 
 // KernelStream returns the stream kernel k ran on.
-func (t *Trace) KernelStream(k *Kernel) StreamID {
-	if int(k.Config) < len(t.Configs.vals) {
-		return t.Configs.vals[k.Config].Stream
-	}
-	return 0
-}
+func (t *Trace) KernelStream(k *Kernel) StreamID { return t.Configs.at(k.Config).Stream }
 
 // KernelGraph returns the CUDA graph kernel k ran in (0 = none).
-func (t *Trace) KernelGraph(k *Kernel) int64 {
-	if int(k.Config) < len(t.Configs.vals) {
-		return t.Configs.vals[k.Config].GraphID
-	}
-	return 0
-}
+func (t *Trace) KernelGraph(k *Kernel) int64 { return t.Configs.at(k.Config).GraphID }
 
 // InternConfig interns c in the trace's configuration table.
 func (t *Trace) InternConfig(c LaunchConfig) ConfigID { return t.Configs.Intern(c) }

@@ -66,7 +66,7 @@ func attachGPU(t *Trace, steps []Step) {
 			if c.Start > s.End {
 				break
 			}
-			id := t.apiIdent(c)
+			id := t.APIIdents.at(c.Ident)
 			if id.Class == APIGraphLaunch {
 				s.GraphLaunches++
 			}

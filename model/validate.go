@@ -147,7 +147,7 @@ func (v *validator) check() {
 		if int(a.Ident) >= t.APIIdents.Len() {
 			v.fail("api[%d]: API identity %d out of range", i, a.Ident)
 		}
-		id := t.apiIdent(a)
+		id := t.APIIdents.at(a.Ident)
 		v.str("api", i, id.Name)
 		v.thread("api", i, a.Thread, true)
 		if id.Class > APIMemset {
