@@ -97,20 +97,20 @@ func (f *Feed) eachQueueChange(fn func(at model.Time, d int)) {
 
 // NewFeed computes the feed of the activities of lists taken together, each
 // list start-ordered (one device's, as DeviceActivities returns them).
-func NewFeed(t *model.Trace, lists ...[]Activity) Feed {
+func NewFeed(t *model.Trace, lists ...ActList) Feed {
 	return newFeed(t, lists, nil, nil)
 }
 
 // NewFeedGaps is NewFeed that hands each gap to gap, in time order, instead
 // of keeping it in Gaps: on captures of millions of short gaps that list is
 // the largest part of a feed.
-func NewFeedGaps(t *model.Trace, gap func(FeedGap), lists ...[]Activity) Feed {
+func NewFeedGaps(t *model.Trace, gap func(FeedGap), lists ...ActList) Feed {
 	return newFeed(t, lists, nil, gap)
 }
 
 // newFeed is NewFeed over the activities keep accepts (nil: all); with a
 // non-nil gap, NewFeedGaps.
-func newFeed(t *model.Trace, lists [][]Activity, keep func(*Activity) bool, gap func(FeedGap)) Feed {
+func newFeed(t *model.Trace, lists []ActList, keep func(*Activity) bool, gap func(FeedGap)) Feed {
 	var f Feed
 	ft := &feedTimes{t: t, lists: lists, keep: keep}
 	f.Activities, f.Linked = ft.scan()
@@ -291,14 +291,14 @@ func NewIdleIndex(t *model.Trace) *IdleIndex {
 	return e.idle
 }
 
-func newIdleIndex(t *model.Trace, ids []model.DeviceID, by map[model.DeviceID][]Activity) *IdleIndex {
+func newIdleIndex(t *model.Trace, ids []model.DeviceID, by map[model.DeviceID]ActList) *IdleIndex {
 	x := &IdleIndex{starved: map[int64][]model.Interval{}, scoped: scopedByProcess(t)}
-	lists := make([][]Activity, 0, len(ids))
+	lists := make([]ActList, 0, len(ids))
 	for _, id := range ids {
 		lists = append(lists, by[id])
 	}
 	// Only the starved stretches are kept, not the gaps or the queue.
-	add := func(k int64, lists [][]Activity, keep func(*Activity) bool) {
+	add := func(k int64, lists []ActList, keep func(*Activity) bool) {
 		var starved []model.Interval
 		f := newFeed(t, lists, keep, func(g FeedGap) {
 			if iv, ok := g.starved(); ok {
@@ -318,15 +318,18 @@ func newIdleIndex(t *model.Trace, ids []model.DeviceID, by map[model.DeviceID][]
 	scopeDevs := map[int32][]int{}
 	for li, l := range lists {
 		seen := map[int32]bool{}
-		for i := range l {
-			if s := l[i].CorrScope; (i == 0 || s != l[i-1].CorrScope) && !seen[s] {
+		prev := int32(0)
+		for i := range l.Len() {
+			s := l.At(i).CorrScope
+			if (i == 0 || s != prev) && !seen[s] {
 				seen[s] = true
 				scopeDevs[s] = append(scopeDevs[s], li)
 			}
+			prev = s
 		}
 	}
 	for s, lis := range scopeDevs {
-		mine := make([][]Activity, 0, len(lis))
+		mine := make([]ActList, 0, len(lis))
 		for _, li := range lis {
 			mine = append(mine, lists[li])
 		}

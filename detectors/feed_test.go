@@ -93,8 +93,8 @@ func TestFeedMatchesSortedTimes(t *testing.T) {
 		acts := by[ids[0]]
 		f := detectors.NewFeed(tr, acts)
 		var launchAt, submitAt, startAt []model.Time
-		for i := range acts {
-			a := &acts[i]
+		for i := range acts.Len() {
+			a := acts.At(i)
 			if a.Launch < 0 {
 				continue
 			}
@@ -108,8 +108,8 @@ func TestFeedMatchesSortedTimes(t *testing.T) {
 		}
 		slices.Sort(launchAt)
 		slices.Sort(submitAt)
-		if f.Linked != len(startAt) || f.Linked == len(acts) || f.Linked == 0 {
-			t.Fatalf("round %d: linked %d of %d, want %d (and some unlinked)", round, f.Linked, len(acts), len(startAt))
+		if f.Linked != len(startAt) || f.Linked == acts.Len() || f.Linked == 0 {
+			t.Fatalf("round %d: linked %d of %d, want %d (and some unlinked)", round, f.Linked, acts.Len(), len(startAt))
 		}
 		// Queued and Fed of each gap, as counted on sorted copies.
 		for _, g := range f.Gaps {

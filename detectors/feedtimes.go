@@ -10,48 +10,58 @@ import (
 // accepts (nil: all), merged in the order Activity.before gives: the feed
 // of a process that drives several devices, with no merged copy.
 type actCursor struct {
-	lists [][]Activity
+	lists []ActList
 	keep  func(*Activity) bool
 	pos   []int
+	// head is each list's next kept activity, valid where has is set.
+	head []Activity
+	has  []bool
+	cur  Activity
 }
 
-func newActCursor(lists [][]Activity, keep func(*Activity) bool) actCursor {
-	return actCursor{lists: lists, keep: keep, pos: make([]int, len(lists))}
+func newActCursor(lists []ActList, keep func(*Activity) bool) actCursor {
+	c := actCursor{lists: lists, keep: keep, pos: make([]int, len(lists))}
+	if len(lists) > 1 {
+		c.head, c.has = make([]Activity, len(lists)), make([]bool, len(lists))
+	}
+	return c
 }
 
-// next returns the next activity, nil at the end.
+// next returns the next activity, nil at the end. It points into the
+// cursor, valid until the next call.
 func (c *actCursor) next() *Activity {
 	if len(c.lists) == 1 {
 		l := c.lists[0]
-		for c.pos[0] < len(l) {
-			a := &l[c.pos[0]]
+		for c.pos[0] < l.Len() {
+			c.cur = l.At(c.pos[0])
 			c.pos[0]++
-			if c.keep == nil || c.keep(a) {
-				return a
+			if c.keep == nil || c.keep(&c.cur) {
+				return &c.cur
 			}
 		}
 		return nil
 	}
 	best := -1
 	for k, l := range c.lists {
-		for c.keep != nil && c.pos[k] < len(l) && !c.keep(&l[c.pos[k]]) {
+		for !c.has[k] && c.pos[k] < l.Len() {
+			c.head[k] = l.At(c.pos[k])
 			c.pos[k]++
+			c.has[k] = c.keep == nil || c.keep(&c.head[k])
 		}
-		if c.pos[k] < len(l) && (best < 0 || l[c.pos[k]].before(&c.lists[best][c.pos[best]])) {
+		if c.has[k] && (best < 0 || c.head[k].before(&c.head[best])) {
 			best = k
 		}
 	}
 	if best < 0 {
 		return nil
 	}
-	a := &c.lists[best][c.pos[best]]
-	c.pos[best]++
-	return a
+	c.cur, c.has[best] = c.head[best], false
+	return &c.cur
 }
 
 // eachMerged calls fn on the activities of lists that keep accepts, merged
 // (see actCursor).
-func eachMerged(lists [][]Activity, keep func(*Activity) bool, fn func(*Activity)) {
+func eachMerged(lists []ActList, keep func(*Activity) bool, fn func(*Activity)) {
 	c := newActCursor(lists, keep)
 	for a := c.next(); a != nil; a = c.next() {
 		fn(a)
@@ -100,7 +110,7 @@ func queueTime(kind int, a *Activity, c *model.APICall) model.Time {
 // copies of every time took 24 bytes per activity.
 type feedTimes struct {
 	t     *model.Trace
-	lists [][]Activity
+	lists []ActList
 	keep  func(*Activity) bool
 	late  [nTimes][]model.Time
 }

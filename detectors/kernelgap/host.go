@@ -198,9 +198,9 @@ func (h *hostIndex) mainLaunchers() {
 	stride := int32(max(1, len(t.Kernels)/20000))
 	ids, by := detectors.DeviceActivities(t)
 	for _, dev := range ids {
-		for i := range by[dev] {
+		for i := range by[dev].Len() {
 			// every stride-th row of t.Kernels
-			if k := &by[dev][i]; k.IsKernel && k.Index%stride == 0 && k.Launch >= 0 {
+			if k := by[dev].At(i); k.IsKernel && k.Index%stride == 0 && k.Launch >= 0 {
 				m := counts[dev]
 				if m == nil {
 					m = map[model.ThreadID]int{}

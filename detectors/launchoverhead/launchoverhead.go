@@ -74,15 +74,16 @@ func Analyze(t *model.Trace, minGap model.Duration) []Device {
 	var out []Device
 	for _, id := range ids {
 		a := by[id]
-		if len(a) == 0 {
+		if a.Len() == 0 {
 			continue
 		}
 		d := Device{Device: id}
 		// The feed's span, known before the feed: its gaps are counted as
 		// they come, not kept (one per kernel on launch-bound captures).
-		span := model.Interval{Start: a[0].Start, End: a[0].End}
-		for i := range a {
-			span.End = max(span.End, a[i].End)
+		first := a.At(0)
+		span := model.Interval{Start: first.Start, End: first.End}
+		for i := range a.Len() {
+			span.End = max(span.End, a.At(i).End)
 		}
 		d.Window = []model.Interval{span}
 		if steps := detectors.StepWindows(t, span); len(steps) > 0 {
@@ -112,8 +113,8 @@ func Analyze(t *model.Trace, minGap model.Duration) []Device {
 			}
 		}, a)
 		var kd, ld []model.Duration
-		for i := range a {
-			k := &a[i]
+		for i := range a.Len() {
+			k := a.At(i)
 			if !k.IsKernel {
 				continue
 			}

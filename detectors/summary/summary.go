@@ -534,8 +534,8 @@ func timelines(set *model.TraceSet) ([]model.DeviceTimeline, []model.StepSummary
 			// they grow.
 			tl := model.DeviceTimeline{Rank: t.Rank, Device: id}
 			seen := false
-			for i := range acts {
-				if a := &acts[i]; a.End > a.Start {
+			for i := range acts.Len() {
+				if a := acts.At(i); a.End > a.Start {
 					if !seen {
 						tl.Start, seen = a.Start, true
 					}
@@ -547,7 +547,8 @@ func timelines(set *model.TraceSet) ([]model.DeviceTimeline, []model.StepSummary
 			}
 			busy, comp := newBinnedUnion(tl.Start, tl.End), newBinnedUnion(tl.Start, tl.End)
 			var u []model.Interval
-			for _, a := range acts {
+			for i := range acts.Len() {
+				a := acts.At(i)
 				iv := model.Interval{Start: a.Start, End: a.End}
 				busy.add(iv)
 				if a.IsKernel && a.Class.Compute() {
