@@ -2,7 +2,6 @@ package launchoverhead
 
 import (
 	"fmt"
-	"slices"
 	"sort"
 
 	"github.com/tracedx/tracedx/detectors"
@@ -112,37 +111,31 @@ func Analyze(t *model.Trace, minGap model.Duration) []Device {
 				}
 			}
 		}, a)
-		var kd, ld []model.Duration
-		for i := range a.Len() {
-			k := a.At(i)
-			if !k.IsKernel {
-				continue
-			}
-			kd = append(kd, model.Duration(k.End-k.Start))
-			if k.Launch >= 0 {
-				c := &t.APICalls[k.Launch]
-				if c.Class == model.APILaunch || c.Class == model.APIGraphLaunch {
-					ld = append(ld, model.Duration(c.End-c.Start))
+		// Medians of the kernels' and their launch calls' durations, read
+		// from the list (a sorted copy of each was 16 MB per million kernels).
+		kernels := func(yield func(int64)) {
+			for i := range a.Len() {
+				if k := a.At(i); k.IsKernel {
+					yield(int64(k.End - k.Start))
 				}
 			}
 		}
-		d.Kernels, d.KernelP50 = len(kd), median(kd)
-		d.LaunchesFound, d.LaunchP50 = len(ld), median(ld)
+		launches := func(yield func(int64)) {
+			for i := range a.Len() {
+				if k := a.At(i); k.IsKernel && k.Launch >= 0 {
+					if c := &t.APICalls[k.Launch]; c.Class == model.APILaunch || c.Class == model.APIGraphLaunch {
+						yield(int64(c.End - c.Start))
+					}
+				}
+			}
+		}
+		kernels(func(int64) { d.Kernels++ })
+		launches(func(int64) { d.LaunchesFound++ })
+		d.KernelP50 = model.Duration(detectors.Median(d.Kernels, kernels))
+		d.LaunchP50 = model.Duration(detectors.Median(d.LaunchesFound, launches))
 		out = append(out, d)
 	}
 	return out
-}
-
-func median(ds []model.Duration) model.Duration {
-	if len(ds) == 0 {
-		return 0
-	}
-	slices.Sort(ds)
-	n := len(ds)
-	if n%2 == 1 {
-		return ds[n/2]
-	}
-	return (ds[n/2-1] + ds[n/2]) / 2
 }
 
 func run(p *detectors.Pass) error {
