@@ -2,7 +2,6 @@ package detectors
 
 import (
 	"slices"
-	"sort"
 
 	"github.com/tracedx/tracedx/model"
 )
@@ -67,116 +66,75 @@ type Feed struct {
 	// QueueEmpty is how long within the span the queue was empty.
 	QueueEmpty model.Duration
 
-	// The queue's changes: the starts of the linked activities' launch
-	// calls (sorted) and of the linked activities themselves (in order).
-	// Two sorted times per activity, half of what (time, ±1) events took.
-	launchAt, startAt []model.Time
+	// The queue's changes: when the linked activities' launch calls started
+	// and when the activities started, read from the activities (feedTimes).
+	times *feedTimes
 }
 
 // eachQueueChange calls fn for every change of the launch queue in time
 // order: -1 when a queued activity starts, +1 when a launch call starts;
 // starts come before launches at the same instant.
 func (f *Feed) eachQueueChange(fn func(at model.Time, d int)) {
-	i, j := 0, 0
-	for i < len(f.startAt) || j < len(f.launchAt) {
-		if j >= len(f.launchAt) || (i < len(f.startAt) && f.startAt[i] <= f.launchAt[j]) {
-			fn(f.startAt[i], -1)
-			i++
-		} else {
-			fn(f.launchAt[j], +1)
-			j++
-		}
-	}
-}
-
-// eachMerged calls fn on the activities of lists (each start-ordered) that
-// keep accepts (nil: all), merged in the order Activity.before gives: the
-// feed of a process that drives several devices, with no merged copy.
-func eachMerged(lists [][]Activity, keep func(*Activity) bool, fn func(*Activity)) {
-	if len(lists) == 1 {
-		for i := range lists[0] {
-			if a := &lists[0][i]; keep == nil || keep(a) {
-				fn(a)
-			}
-		}
+	if f.times == nil {
 		return
 	}
-	pos := make([]int, len(lists))
+	st, ln := f.times.cursor(timeStart), f.times.cursor(timeLaunch)
 	for {
-		best := -1
-		for k, l := range lists {
-			for keep != nil && pos[k] < len(l) && !keep(&l[pos[k]]) {
-				pos[k]++
-			}
-			if pos[k] < len(l) && (best < 0 || l[pos[k]].before(&lists[best][pos[best]])) {
-				best = k
-			}
-		}
-		if best < 0 {
+		s, sok := st.peek()
+		l, lok := ln.peek()
+		switch {
+		case sok && (!lok || s <= l):
+			fn(s, -1)
+			st.pop()
+		case lok:
+			fn(l, +1)
+			ln.pop()
+		default:
 			return
 		}
-		fn(&lists[best][pos[best]])
-		pos[best]++
 	}
 }
 
 // NewFeed computes the feed of the activities of lists taken together, each
 // list start-ordered (one device's, as DeviceActivities returns them).
-func NewFeed(t *model.Trace, lists ...[]Activity) Feed {
+func NewFeed(t *model.Trace, lists ...ActList) Feed {
 	return newFeed(t, lists, nil, nil)
 }
 
 // NewFeedGaps is NewFeed that hands each gap to gap, in time order, instead
 // of keeping it in Gaps: on captures of millions of short gaps that list is
 // the largest part of a feed.
-func NewFeedGaps(t *model.Trace, gap func(FeedGap), lists ...[]Activity) Feed {
+func NewFeedGaps(t *model.Trace, gap func(FeedGap), lists ...ActList) Feed {
 	return newFeed(t, lists, nil, gap)
 }
 
 // newFeed is NewFeed over the activities keep accepts (nil: all); with a
 // non-nil gap, NewFeedGaps.
-func newFeed(t *model.Trace, lists [][]Activity, keep func(*Activity) bool, gap func(FeedGap)) Feed {
+func newFeed(t *model.Trace, lists []ActList, keep func(*Activity) bool, gap func(FeedGap)) Feed {
 	var f Feed
-	n := 0
-	for _, l := range lists {
-		n += len(l)
-	}
-	// Sized for every activity linked: growing by append would copy each
-	// list about log2(n) times and leave up to half of it unused.
-	f.launchAt, f.startAt = make([]model.Time, 0, n), make([]model.Time, 0, n)
-	submitAt := make([]model.Time, 0, n)
-	eachMerged(lists, keep, func(a *Activity) {
-		f.Activities++
-		if a.Launch < 0 || int(a.Launch) >= len(t.APICalls) {
-			return
-		}
-		c := &t.APICalls[a.Launch]
-		if c.Start > a.Start {
-			return
-		}
-		f.Linked++
-		f.launchAt = append(f.launchAt, c.Start)
-		submitAt = append(submitAt, min(c.End, a.Start))
-		f.startAt = append(f.startAt, a.Start) // merged in start order
-	})
+	ft := &feedTimes{t: t, lists: lists, keep: keep}
+	f.Activities, f.Linked = ft.scan()
 	if f.Activities == 0 {
 		return f
 	}
-	slices.Sort(f.launchAt)
-	slices.Sort(submitAt)
+	f.times = ft
 	if gap == nil {
 		gap = func(g FeedGap) { f.Gaps = append(f.Gaps, g) }
 	}
-	f.sweep(lists, keep, submitAt, gap)
+	f.sweep(gap)
 	f.queueStats()
 	return f
 }
 
 // sweep computes the busy union and the gaps.
-func (f *Feed) sweep(lists [][]Activity, keep func(*Activity) bool, submitAt []model.Time, gap func(FeedGap)) {
+func (f *Feed) sweep(gap func(FeedGap)) {
 	first := true
 	var end, busyStart model.Time
-	eachMerged(lists, keep, func(a *Activity) {
+	// Gaps come in time order and end only grows: the submitted and started
+	// counts at a gap's start are counted on from the previous gap's.
+	sub, st := f.times.cursor(timeSubmit), f.times.cursor(timeStart)
+	launched, started := 0, 0
+	eachMerged(f.times.lists, f.times.keep, func(a *Activity) {
 		if first {
 			first = false
 			f.Span = model.Interval{Start: a.Start, End: a.End}
@@ -186,13 +144,13 @@ func (f *Feed) sweep(lists [][]Activity, keep func(*Activity) bool, submitAt []m
 		if a.Start > end {
 			f.Busy += model.Duration(end - busyStart)
 			g := FeedGap{Interval: model.Interval{Start: end, End: a.Start}}
-			if len(submitAt) > 0 {
-				launched := sort.Search(len(submitAt), func(i int) bool { return submitAt[i] > end })
-				started := sort.Search(len(f.startAt), func(i int) bool { return f.startAt[i] > end })
+			if f.Linked > 0 {
+				launched += sub.countTo(end)
+				started += st.countTo(end)
 				g.Queued = int32(max(0, launched-started))
 				g.Fed = g.End
-				if launched < len(submitAt) {
-					g.Fed = min(g.End, submitAt[launched])
+				if next, ok := sub.peek(); ok {
+					g.Fed = min(g.End, next)
 				}
 			}
 			gap(g)
@@ -230,7 +188,7 @@ func (f *Feed) queueStats() {
 	if n := f.Span.Len(); n > 0 {
 		f.QueueMean = area / float64(n)
 	}
-	if n := len(f.launchAt) + len(f.startAt); n > 0 {
+	if n := 2 * f.Linked; n > 0 { // one launch and one start per linked activity
 		f.QueueSampleMean = samples / float64(n)
 	}
 }
@@ -240,8 +198,10 @@ func (f *Feed) queueStats() {
 func (f *Feed) QueueMeans(ws []model.Interval) []float64 {
 	out := make([]float64, len(ws))
 	depth, last, w := 0, model.Time(0), 0
-	if len(f.startAt) > 0 { // one launch per start: both or neither
-		last = min(f.launchAt[0], f.startAt[0])
+	if f.Linked > 0 { // the first change: the earliest launch or start
+		l, _ := f.times.cursor(timeLaunch).peek()
+		s, _ := f.times.cursor(timeStart).peek()
+		last = min(l, s)
 	}
 	// add credits depth over [last, to) to the windows it overlaps.
 	add := func(to model.Time) {
@@ -331,14 +291,14 @@ func NewIdleIndex(t *model.Trace) *IdleIndex {
 	return e.idle
 }
 
-func newIdleIndex(t *model.Trace, ids []model.DeviceID, by map[model.DeviceID][]Activity) *IdleIndex {
+func newIdleIndex(t *model.Trace, ids []model.DeviceID, by map[model.DeviceID]ActList) *IdleIndex {
 	x := &IdleIndex{starved: map[int64][]model.Interval{}, scoped: scopedByProcess(t)}
-	lists := make([][]Activity, 0, len(ids))
+	lists := make([]ActList, 0, len(ids))
 	for _, id := range ids {
 		lists = append(lists, by[id])
 	}
 	// Only the starved stretches are kept, not the gaps or the queue.
-	add := func(k int64, lists [][]Activity, keep func(*Activity) bool) {
+	add := func(k int64, lists []ActList, keep func(*Activity) bool) {
 		var starved []model.Interval
 		f := newFeed(t, lists, keep, func(g FeedGap) {
 			if iv, ok := g.starved(); ok {
@@ -358,15 +318,18 @@ func newIdleIndex(t *model.Trace, ids []model.DeviceID, by map[model.DeviceID][]
 	scopeDevs := map[int32][]int{}
 	for li, l := range lists {
 		seen := map[int32]bool{}
-		for i := range l {
-			if s := l[i].CorrScope; (i == 0 || s != l[i-1].CorrScope) && !seen[s] {
+		prev := int32(0)
+		for i := range l.Len() {
+			s := l.At(i).CorrScope
+			if (i == 0 || s != prev) && !seen[s] {
 				seen[s] = true
 				scopeDevs[s] = append(scopeDevs[s], li)
 			}
+			prev = s
 		}
 	}
 	for s, lis := range scopeDevs {
-		mine := make([][]Activity, 0, len(lis))
+		mine := make([]ActList, 0, len(lis))
 		for _, li := range lis {
 			mine = append(mine, lists[li])
 		}

@@ -1,6 +1,9 @@
 package detectors_test
 
 import (
+	"math"
+	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/tracedx/tracedx/detectors"
@@ -66,5 +69,79 @@ func TestStarvedStopsAtEarlySubmission(t *testing.T) {
 	got := f.Starved()
 	if len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
 		t.Errorf("starved %v, want %v", got, want)
+	}
+}
+
+// The feed reads its queue times from the activities instead of keeping
+// sorted copies; it must give what sorted copies give, also when launches
+// come out of start order (two streams, calls after their kernels).
+func TestFeedMatchesSortedTimes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for round := range 20 {
+		b := fixture.New("x.sqlite", model.FormatNsys)
+		th := b.Thread(1, "main")
+		at := 0.0
+		for range 300 {
+			at += float64(rng.IntN(30))
+			dur := float64(1 + rng.IntN(20))
+			// Launches up to 60 µs before the start, some after it (unlinked).
+			launch := at - float64(rng.IntN(70)) + 5
+			b.Kernel(0, model.StreamID(1+rng.IntN(2)), "k", at, at+dur, th, launch)
+		}
+		tr := b.Build()
+		ids, by := detectors.DeviceActivities(tr)
+		acts := by[ids[0]]
+		f := detectors.NewFeed(tr, acts)
+		var launchAt, submitAt, startAt []model.Time
+		for i := range acts.Len() {
+			a := acts.At(i)
+			if a.Launch < 0 {
+				continue
+			}
+			c := tr.APICalls[a.Launch]
+			if c.Start > a.Start {
+				continue
+			}
+			launchAt = append(launchAt, c.Start)
+			submitAt = append(submitAt, min(c.End, a.Start))
+			startAt = append(startAt, a.Start)
+		}
+		slices.Sort(launchAt)
+		slices.Sort(submitAt)
+		if f.Linked != len(startAt) || f.Linked == acts.Len() || f.Linked == 0 {
+			t.Fatalf("round %d: linked %d of %d, want %d (and some unlinked)", round, f.Linked, acts.Len(), len(startAt))
+		}
+		// Queued and Fed of each gap, as counted on sorted copies.
+		for _, g := range f.Gaps {
+			launched, _ := slices.BinarySearch(submitAt, g.Start+1)
+			started, _ := slices.BinarySearch(startAt, g.Start+1)
+			fed := g.End
+			if launched < len(submitAt) {
+				fed = min(g.End, submitAt[launched])
+			}
+			if want := int32(max(0, launched-started)); g.Queued != want || g.Fed != fed {
+				t.Fatalf("round %d: gap %v: queued %d fed %v, want %d %v", round, g.Interval, g.Queued, g.Fed, want, fed)
+			}
+		}
+		// The queue's depth, changed by every launch (+1) and start (-1).
+		depth, deepest := 0, 0
+		i, j := 0, 0
+		for i < len(startAt) || j < len(launchAt) {
+			if j >= len(launchAt) || (i < len(startAt) && startAt[i] <= launchAt[j]) {
+				depth--
+				i++
+			} else {
+				depth++
+				j++
+			}
+			deepest = max(deepest, depth)
+		}
+		if f.QueueMax != deepest {
+			t.Fatalf("round %d: queue max %d, want %d", round, f.QueueMax, deepest)
+		}
+		whole := f.QueueMeans([]model.Interval{f.Span})
+		if math.Abs(whole[0]-f.QueueMean) > 1e-9*max(1, f.QueueMean) {
+			t.Fatalf("round %d: queue mean over the span %v, QueueMeans %v", round, f.QueueMean, whole[0])
+		}
 	}
 }

@@ -22,7 +22,7 @@ import (
 type sharedActs struct {
 	once sync.Once
 	ids  []model.DeviceID
-	by   map[model.DeviceID][]Activity
+	by   map[model.DeviceID]ActList
 	// stamp is what the tables looked like when the entry was made.
 	stamp tableStamp
 

@@ -80,11 +80,12 @@ func sortKernels(totals map[string]*model.KernelSummary) []model.KernelSummary {
 // unions are accumulated as the activities stream by, without building an
 // interval list per class (four lists of every activity, 16 bytes each plus
 // the unions' copies, were 590 MB allocated on 2 M kernels).
-func summarize(acts []detectors.Activity) model.DeviceSummary {
+func summarize(acts detectors.ActList) model.DeviceSummary {
 	var all, comp, comm, mem busy
 	var s model.DeviceSummary
 	first := true
-	for _, a := range acts {
+	for i := range acts.Len() {
+		a := acts.At(i)
 		if a.IsKernel {
 			s.Kernels++
 		} else {

@@ -138,7 +138,7 @@ func (h *hostIndex) hostSideCause(g *Gap, th model.ThreadID, launch int32) {
 	g.Focus = q
 	pid := t.Thread(th).PID
 	if q.Len() >= h.outside && detectors.Overlap(h.pidRanges[pid], q.Start, q.End) == 0 &&
-		detectors.Overlap(h.pidCalls[pid], q.Start, q.End) < q.Len()/100 {
+		detectors.Overlap(h.callUnion(pid), q.Start, q.End) < q.Len()/100 {
 		g.Cause = CauseOutside
 		g.Detail = fmt.Sprintf("the process made no CUDA call for %s and no range covers it", q.Len())
 		return

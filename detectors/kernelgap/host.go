@@ -30,7 +30,7 @@ type hostIndex struct {
 	gil       map[model.ThreadID][]model.Interval
 	classes   map[model.ThreadID]*[3][]model.Interval // data-loading, jit, lazy-init unions
 	named     map[model.ThreadID]*[3][]namedIv        // the same, one item per range or call
-	pidCalls  map[int64][]model.Interval              // union of API calls per process
+	pidCalls  map[int64][]model.Interval              // union of API calls per process, made on first use (callUnion)
 	pidRanges map[int64][]model.Interval              // union of host ranges per process
 	uvm       map[model.DeviceID][]model.Interval     // unified-memory migrations per device
 	devLaunch map[model.DeviceID]model.ThreadID
@@ -119,8 +119,6 @@ func (h *hostIndex) indexCalls(classOf func(model.StringID) model.HostClass) {
 		a := &t.APICalls[i]
 		h.calls[a.Thread] = append(h.calls[a.Thread], int32(i))
 		iv := model.Interval{Start: a.Start, End: a.End}
-		pid := t.Thread(a.Thread).PID
-		h.pidCalls[pid] = detectors.AddToUnion(h.pidCalls[pid], iv) // calls are in start order
 		switch t.CallClass(a) {
 		case model.APISync, model.APIMemcpy, model.APIMemset:
 			h.blocking[a.Thread] = append(h.blocking[a.Thread], int32(i))
@@ -134,6 +132,24 @@ func (h *hostIndex) indexCalls(classOf func(model.StringID) model.HostClass) {
 			h.addClass(a.Thread, c, iv, t.CallName(a))
 		}
 	}
+}
+
+// callUnion returns the union of the API calls of process pid. Only gaps
+// with long quiet stretches ask for it, and it holds an interval per call
+// (32 MB on a capture of 2 M launches): it is made on first use.
+func (h *hostIndex) callUnion(pid int64) []model.Interval {
+	if u, ok := h.pidCalls[pid]; ok {
+		return u
+	}
+	var u []model.Interval
+	t := h.t
+	for i := range t.APICalls {
+		if a := &t.APICalls[i]; t.Thread(a.Thread).PID == pid {
+			u = detectors.AddToUnion(u, model.Interval{Start: a.Start, End: a.End}) // calls are in start order
+		}
+	}
+	h.pidCalls[pid] = u
+	return u
 }
 
 // namedIv is a range or call of a host class, with its name.
@@ -182,9 +198,9 @@ func (h *hostIndex) mainLaunchers() {
 	stride := int32(max(1, len(t.Kernels)/20000))
 	ids, by := detectors.DeviceActivities(t)
 	for _, dev := range ids {
-		for i := range by[dev] {
+		for i := range by[dev].Len() {
 			// every stride-th row of t.Kernels
-			if k := &by[dev][i]; k.IsKernel && k.Index%stride == 0 && k.Launch >= 0 {
+			if k := by[dev].At(i); k.IsKernel && k.Index%stride == 0 && k.Launch >= 0 {
 				m := counts[dev]
 				if m == nil {
 					m = map[model.ThreadID]int{}

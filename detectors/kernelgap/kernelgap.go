@@ -116,17 +116,18 @@ func analyze(t *model.Trace, minGap, outsideMin model.Duration) ([]DeviceGaps, *
 	for _, id := range ids {
 		acts := byDev[id]
 		if hasUVM {
-			if acts = withoutUVM(t, acts); len(acts) == 0 {
+			if acts = withoutUVM(t, acts); acts.Len() == 0 {
 				continue
 			}
 		}
-		dg := DeviceGaps{Device: id, Span: model.Interval{Start: acts[0].Start, End: acts[0].End}}
+		a0 := acts.At(0)
+		dg := DeviceGaps{Device: id, Span: model.Interval{Start: a0.Start, End: a0.End}}
 		mainThread := ctx.mainLauncher(id)
 		// Sweep: track the furthest end so far; a gap opens when the next
 		// activity starts after it.
-		end := acts[0].End
-		for i := 1; i < len(acts); i++ {
-			a := acts[i]
+		end := a0.End
+		for i := 1; i < acts.Len(); i++ {
+			a := acts.At(i)
 			if a.Start > end && model.Duration(a.Start-end) > minGap {
 				g := Gap{Interval: model.Interval{Start: end, End: a.Start}, Launch: -1}
 				ctx.attribute(&g, id, a, mainThread)
@@ -147,13 +148,6 @@ func analyze(t *model.Trace, minGap, outsideMin model.Duration) ([]DeviceGaps, *
 // withoutUVM returns a copy of acts without unified-memory migrations: they
 // are not work the device chose to run, and gaps under them are
 // uvm-migration.
-func withoutUVM(t *model.Trace, acts []detectors.Activity) []detectors.Activity {
-	out := make([]detectors.Activity, 0, len(acts))
-	for _, a := range acts {
-		if !a.IsKernel && t.MemOps[a.Index].Kind == model.MemUVM {
-			continue
-		}
-		out = append(out, a)
-	}
-	return out
+func withoutUVM(t *model.Trace, acts detectors.ActList) detectors.ActList {
+	return acts.Filter(func(a *detectors.Activity) bool { return a.IsKernel || t.MemOps[a.Index].Kind != model.MemUVM })
 }

@@ -2,7 +2,6 @@ package launchoverhead
 
 import (
 	"fmt"
-	"slices"
 	"sort"
 
 	"github.com/tracedx/tracedx/detectors"
@@ -74,15 +73,16 @@ func Analyze(t *model.Trace, minGap model.Duration) []Device {
 	var out []Device
 	for _, id := range ids {
 		a := by[id]
-		if len(a) == 0 {
+		if a.Len() == 0 {
 			continue
 		}
 		d := Device{Device: id}
 		// The feed's span, known before the feed: its gaps are counted as
 		// they come, not kept (one per kernel on launch-bound captures).
-		span := model.Interval{Start: a[0].Start, End: a[0].End}
-		for i := range a {
-			span.End = max(span.End, a[i].End)
+		first := a.At(0)
+		span := model.Interval{Start: first.Start, End: first.End}
+		for i := range a.Len() {
+			span.End = max(span.End, a.At(i).End)
 		}
 		d.Window = []model.Interval{span}
 		if steps := detectors.StepWindows(t, span); len(steps) > 0 {
@@ -111,37 +111,31 @@ func Analyze(t *model.Trace, minGap model.Duration) []Device {
 				}
 			}
 		}, a)
-		var kd, ld []model.Duration
-		for i := range a {
-			k := &a[i]
-			if !k.IsKernel {
-				continue
-			}
-			kd = append(kd, model.Duration(k.End-k.Start))
-			if k.Launch >= 0 {
-				c := &t.APICalls[k.Launch]
-				if t.CallClass(c) == model.APILaunch || t.CallClass(c) == model.APIGraphLaunch {
-					ld = append(ld, model.Duration(c.End-c.Start))
+		// Medians of the kernels' and their launch calls' durations, read
+		// from the list (a sorted copy of each was 16 MB per million kernels).
+		kernels := func(yield func(int64)) {
+			for i := range a.Len() {
+				if k := a.At(i); k.IsKernel {
+					yield(int64(k.End - k.Start))
 				}
 			}
 		}
-		d.Kernels, d.KernelP50 = len(kd), median(kd)
-		d.LaunchesFound, d.LaunchP50 = len(ld), median(ld)
+		launches := func(yield func(int64)) {
+			for i := range a.Len() {
+				if k := a.At(i); k.IsKernel && k.Launch >= 0 {
+					if c := &t.APICalls[k.Launch]; t.CallClass(c) == model.APILaunch || t.CallClass(c) == model.APIGraphLaunch {
+						yield(int64(c.End - c.Start))
+					}
+				}
+			}
+		}
+		kernels(func(int64) { d.Kernels++ })
+		launches(func(int64) { d.LaunchesFound++ })
+		d.KernelP50 = model.Duration(detectors.Median(d.Kernels, kernels))
+		d.LaunchP50 = model.Duration(detectors.Median(d.LaunchesFound, launches))
 		out = append(out, d)
 	}
 	return out
-}
-
-func median(ds []model.Duration) model.Duration {
-	if len(ds) == 0 {
-		return 0
-	}
-	slices.Sort(ds)
-	n := len(ds)
-	if n%2 == 1 {
-		return ds[n/2]
-	}
-	return (ds[n/2-1] + ds[n/2]) / 2
 }
 
 func run(p *detectors.Pass) error {

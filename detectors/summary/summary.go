@@ -58,44 +58,26 @@ func Apply(kernels []model.KernelSummary, stats map[string]KernelStats) {
 	}
 }
 
-type kernAcc struct {
-	d      []int64
-	class  model.KernelClass
-	trace  int
-	device model.DeviceID
-	multi  bool
-}
-
 func kernelStats(set *model.TraceSet) map[string]KernelStats {
-	acc := map[string]*kernAcc{}
-	for ti, t := range set.Traces {
-		byID := map[model.StringID]*kernAcc{}
-		for i := range t.Kernels {
-			k := &t.Kernels[i]
-			a := byID[k.Name]
-			if a == nil {
-				name := t.Str(k.Name)
-				a = acc[name]
-				if a == nil {
-					a = &kernAcc{class: model.ClassifyKernel(name), trace: ti, device: k.Device}
-					acc[name] = a
+	out := map[string]KernelStats{}
+	byName(set, func(t *model.Trace) int { return len(t.Kernels) },
+		func(t *model.Trace, i int) model.StringID { return t.Kernels[i].Name },
+		func(t *model.Trace, i int) int64 { return int64(t.Kernels[i].End.Sub(t.Kernels[i].Start)) },
+		func(name string, runs []nameRun, d []int64) {
+			// The device of the first kernel of the name, NoDevice when the
+			// name ran on several devices or ranks.
+			first := &set.Traces[runs[0].trace].Kernels[runs[0].rows[0]]
+			ks := KernelStats{Stats: model.ComputeStats(d), Class: model.ClassifyKernel(name).String(), Device: first.Device}
+			for _, r := range runs {
+				t := set.Traces[r.trace]
+				for _, i := range r.rows {
+					if r.trace != runs[0].trace || t.Kernels[i].Device != first.Device {
+						ks.Device = model.NoDevice
+					}
 				}
-				byID[k.Name] = a
 			}
-			if a.trace != ti || a.device != k.Device {
-				a.multi = true
-			}
-			a.d = append(a.d, int64(k.End.Sub(k.Start)))
-		}
-	}
-	out := make(map[string]KernelStats, len(acc))
-	for name, a := range acc {
-		ks := KernelStats{Stats: model.ComputeStats(a.d), Class: a.class.String(), Device: a.device}
-		if a.multi {
-			ks.Device = model.NoDevice
-		}
-		out[name] = ks
-	}
+			out[name] = ks
+		})
 	return out
 }
 
@@ -228,37 +210,16 @@ func ranges(set *model.TraceSet) []model.RangeSummary {
 	return out
 }
 
-type apiAcc struct {
-	src model.APISource
-	d   []int64
-}
-
 func apiCalls(set *model.TraceSet) []model.APISummary {
-	acc := map[string]*apiAcc{}
-	for _, t := range set.Traces {
-		byID := map[model.StringID]*apiAcc{}
-		for i := range t.APICalls {
-			c := &t.APICalls[i]
-			a := byID[t.CallName(c)]
-			if a == nil {
-				name := t.Str(t.CallName(c))
-				a = acc[name]
-				if a == nil {
-					a = &apiAcc{src: t.CallSource(c)}
-					acc[name] = a
-				}
-				byID[t.CallName(c)] = a
-			}
-			a.d = append(a.d, int64(c.End.Sub(c.Start)))
-		}
-	}
-	if len(acc) == 0 {
-		return nil
-	}
-	out := make([]model.APISummary, 0, len(acc))
-	for name, a := range acc {
-		out = append(out, model.APISummary{Name: name, Source: a.src, Stats: model.ComputeStats(a.d)})
-	}
+	var out []model.APISummary
+	byName(set, func(t *model.Trace) int { return len(t.APICalls) },
+		func(t *model.Trace, i int) model.StringID { return t.CallName(&t.APICalls[i]) },
+		func(t *model.Trace, i int) int64 { return int64(t.APICalls[i].End.Sub(t.APICalls[i].Start)) },
+		func(name string, runs []nameRun, d []int64) {
+			first := set.Traces[runs[0].trace]
+			src := first.CallSource(&first.APICalls[runs[0].rows[0]]) // of the first call
+			out = append(out, model.APISummary{Name: name, Source: src, Stats: model.ComputeStats(d)})
+		})
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Stats.Total != out[j].Stats.Total {
 			return out[i].Stats.Total > out[j].Stats.Total
@@ -534,8 +495,8 @@ func timelines(set *model.TraceSet) ([]model.DeviceTimeline, []model.StepSummary
 			// they grow.
 			tl := model.DeviceTimeline{Rank: t.Rank, Device: id}
 			seen := false
-			for i := range acts {
-				if a := &acts[i]; a.End > a.Start {
+			for i := range acts.Len() {
+				if a := acts.At(i); a.End > a.Start {
 					if !seen {
 						tl.Start, seen = a.Start, true
 					}
@@ -547,7 +508,8 @@ func timelines(set *model.TraceSet) ([]model.DeviceTimeline, []model.StepSummary
 			}
 			busy, comp := newBinnedUnion(tl.Start, tl.End), newBinnedUnion(tl.Start, tl.End)
 			var u []model.Interval
-			for _, a := range acts {
+			for i := range acts.Len() {
+				a := acts.At(i)
 				iv := model.Interval{Start: a.Start, End: a.End}
 				busy.add(iv)
 				if a.IsKernel && a.Class.Compute() {

@@ -22,7 +22,7 @@ import (
 
 // Headroom is the least the heap may grow past the live heap before the
 // next collection, as a fraction of the live heap (GOGC=100 allows 1).
-const Headroom = 0.35
+const Headroom = 0.15
 
 // minHeadroom is the least headroom in bytes, for small heaps.
 const minHeadroom = 32 << 20

@@ -13,12 +13,12 @@ func TestLimit(t *testing.T) {
 		budget, live, ceiling, want int64
 	}{
 		{500 * mb, 100 * mb, 0, 500 * mb},           // room under the budget: the budget
-		{500 * mb, 400 * mb, 0, 540 * mb},           // live data need more: live + 35%
+		{500 * mb, 480 * mb, 0, 552 * mb},           // live data need more: live + 15%
 		{500 * mb, 10 * mb, 0, 500 * mb},            // small heap
 		{20 * mb, 10 * mb, 0, 42 * mb},              // at least 32 MB of headroom
-		{500 * mb, 400 * mb, 520 * mb, 520 * mb},    // never above the machine's limit
+		{500 * mb, 480 * mb, 520 * mb, 520 * mb},    // never above the machine's limit
 		{500 * mb, 0, 0, 500 * mb},                  // before the first collection
-		{500 * mb, 1000 * mb, 1200 * mb, 1200 * mb}, // capped
+		{500 * mb, 1100 * mb, 1200 * mb, 1200 * mb}, // capped
 	}
 	for _, c := range cases {
 		if got := Limit(c.budget, c.live, c.ceiling); got != c.want {
