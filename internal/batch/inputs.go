@@ -2,6 +2,7 @@ package batch
 
 import (
 	"bufio"
+	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -223,8 +224,9 @@ func isOutputDir(dir string, skip []os.FileInfo) bool {
 	return false
 }
 
-// readHead opens path and reads its first bytes: an input that cannot be
-// opened is reported rather than skipped.
+// readHead opens path and reads its first bytes, decompressed when the file
+// is gzipped (tracedx writes gzipped Perfetto exports): an input that cannot
+// be opened is reported rather than skipped.
 func readHead(path string) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -236,7 +238,24 @@ func readHead(path string) ([]byte, error) {
 	if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
 		return nil, err
 	}
-	return buf[:n], nil
+	if n < 2 || buf[0] != 0x1f || buf[1] != 0x8b {
+		return buf[:n], nil
+	}
+	// A gzip stream: its first decompressed bytes. One that does not
+	// decompress is left to the importers to judge (and report).
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return buf[:n], nil
+	}
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		return buf[:n], nil
+	}
+	defer zr.Close()
+	m, err := io.ReadFull(zr, buf)
+	if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
+		return buf[:n], nil
+	}
+	return buf[:m], nil
 }
 
 // tracedxMark matches the start of the JSON files tracedx writes: reports

@@ -2,6 +2,7 @@ package batch
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"os"
 	"path/filepath"
@@ -18,7 +19,15 @@ func TestRerunSkipsOwnOutputs(t *testing.T) {
 	root := makeInputs(t, dir, 6, 0)
 	report := filepath.Join(root, "report.json")
 	os.WriteFile(report, []byte("{\n  \"schema_version\": \"1\",\n  \"tool\": {\n    \"name\": \"tracedx\",\n"), 0o644)
-	os.WriteFile(filepath.Join(root, "timeline.json"), []byte(`{"displayTimeUnit":"ns","otherData":{"tool":"tracedx","schema":"tracedx.perfetto/v1"},"traceEvents":[`), 0o644)
+	perfetto := []byte(`{"displayTimeUnit":"ns","otherData":{"tool":"tracedx","schema":"tracedx.perfetto/v1"},"traceEvents":[`)
+	os.WriteFile(filepath.Join(root, "timeline.json"), perfetto, 0o644)
+	// The same export gzipped (export -o NAME.json.gz): a Kineto importer
+	// would take it for a gzipped trace.
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write(perfetto)
+	zw.Close()
+	os.WriteFile(filepath.Join(root, "timeline.json.gz"), gz.Bytes(), 0o644)
 	out := filepath.Join(root, "out")
 	all := func(string) bool { return true } // every file looks like a trace
 	var counts []int
