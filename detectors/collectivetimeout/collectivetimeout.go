@@ -3,7 +3,6 @@ package collectivetimeout
 import (
 	"fmt"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 
@@ -325,8 +324,6 @@ func ncclErrors(p *detectors.Pass, j *model.JobLog, name string) int {
 	return len(order)
 }
 
-var virtualIf = regexp.MustCompile(`^(virbr|docker|veth|br-|lo$|lo:|cni|flannel|cali|tun|tap|vxlan)`)
-
 // transportChecks reports transport problems from the NCCL lines; it returns
 // how many findings it made.
 func transportChecks(p *detectors.Pass, j *model.JobLog, name string) int {
@@ -372,12 +369,12 @@ func transportChecks(p *detectors.Pass, j *model.JobLog, name string) int {
 	var virt []string
 	for _, h := range j.Hosts {
 		for _, b := range h.Bootstrap {
-			if ifn, _, _ := strings.Cut(b, ":"); virtualIf.MatchString(ifn) {
+			if ifn, _, _ := strings.Cut(b, ":"); detectors.VirtualInterface(ifn) {
 				virt = append(virt, fmt.Sprintf("%s bootstrap %s", h.Host, ifn))
 			}
 		}
 		for _, s := range h.SocketIfs {
-			if virtualIf.MatchString(s) {
+			if detectors.VirtualInterface(s) {
 				virt = append(virt, fmt.Sprintf("%s NET/Socket %s", h.Host, s))
 			}
 		}

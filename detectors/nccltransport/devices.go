@@ -2,16 +2,11 @@ package nccltransport
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/tracedx/tracedx/detectors"
 	"github.com/tracedx/tracedx/model"
 )
-
-// virtualIf matches interface names that are not a host's real network:
-// loopback, libvirt/docker/CNI bridges and veth pairs, VPN tunnels.
-var virtualIf = regexp.MustCompile(`^(lo|virbr\d*|docker\d*|br-[0-9a-f]+|veth[0-9a-z]*|cni\d*|flannel[.\d]*|cali[0-9a-z]*|tun\d*|tap\d*|vxlan[.\d]*)(:|$)`)
 
 // ifName returns the interface of one "Socket: [0]eth0:10.0.0.1<0>" /
 // "Bootstrap: eth0:10.0.0.1<0>" entry, one per listed device.
@@ -39,7 +34,7 @@ func devices(p *detectors.Pass, f *model.NCCLFacts, name string, ev []model.Evid
 		switch {
 		case strings.HasPrefix(d, "Socket:"), strings.HasPrefix(d, "Bootstrap:"):
 			for _, n := range ifNames(d) {
-				if virtualIf.MatchString(n) {
+				if detectors.VirtualInterface(n) {
 					virtual = append(virtual, d)
 					break
 				}

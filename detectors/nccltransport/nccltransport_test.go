@@ -129,3 +129,19 @@ func TestNoInfo(t *testing.T) {
 		t.Error("no not-measurable note without INFO lines")
 	}
 }
+
+// TestDockerBridgeBootstrap: docker_gwbridge (and other virtual names that
+// are not a bare prefix plus digits) is virtual too, as collective-timeout
+// already judged it.
+func TestDockerBridgeBootstrap(t *testing.T) {
+	text := "node-a:1:1 [0] NCCL INFO Bootstrap : Using docker_gwbridge:172.18.0.1<0>\n" +
+		"node-a:1:1 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB eth0:10.0.0.1<0>\n" +
+		"node-a:1:1 [0] NCCL INFO Using network IB\n"
+	res := analyze(t, text)
+	for _, f := range res.Findings {
+		if strings.Contains(f.Title, "virtual or loopback") && strings.Contains(f.Message, "docker_gwbridge") {
+			return
+		}
+	}
+	t.Errorf("docker_gwbridge not reported as virtual: %+v", res.Findings)
+}
