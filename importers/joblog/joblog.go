@@ -313,8 +313,12 @@ func (p *parser) finish() {
 	if j.NCCL.InfoLines > 0 {
 		t.Caps.Add(model.CapTopology)
 	}
-	if stride := max(p.stats.stride, p.requests.stride); stride > 1 {
-		t.Caps.Note(fmt.Sprintf("engine stats decimated: every %d-th line kept", stride))
+	// Say which series were thinned, each with its own stride.
+	if p.stats.stride > 1 {
+		t.Caps.Note(fmt.Sprintf("engine stats decimated: 1 line in %d kept", p.stats.stride))
+	}
+	if p.requests.stride > 1 {
+		t.Caps.Note(fmt.Sprintf("request records decimated: 1 in %d kept", p.requests.stride))
 	}
 	if j.Dropped > 0 {
 		t.Caps.Note(fmt.Sprintf("%d events beyond the first %d not kept", j.Dropped, maxEvents))
