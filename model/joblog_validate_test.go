@@ -1,6 +1,7 @@
 package model
 
 import (
+	"math"
 	"strings"
 	"testing"
 )
@@ -15,6 +16,7 @@ func TestValidateJobLog(t *testing.T) {
 				KVUsage: 0.5, PrefixHit: -1, Tokens: -1, NewTokens: -1, CachedTokens: -1}},
 			Events:   []EngineEvent{{Kind: "oom", Line: 2, Count: -1, GPU: 0, TriedBytes: 1, CapacityBytes: 10, FreeBytes: 0, AllocatedBytes: 9, ReservedUnallocBytes: 1, ReservedBytes: 10, Seconds: -1, Bytes: -1}},
 			Capacity: []EngineCapacity{NewEngineCapacity("vllm", "", 3)},
+			Requests: []RequestStat{{Engine: "tgi", Route: "generate", Line: 3, Total: 1.1, Validation: 0.002, Queue: 0.1, Inference: 0.998, TimePerToken: -1}},
 		}
 		tr.Finalize()
 		return tr
@@ -30,6 +32,13 @@ func TestValidateJobLog(t *testing.T) {
 		"known > lines":    func(j *JobLog) { j.Known = 9 },
 		"unsorted sources": func(j *JobLog) { j.Sources = []string{"z", "a"} },
 		"capacity line 0":  func(j *JobLog) { j.Capacity[0].Line = 0 },
+		"request line 0":   func(j *JobLog) { j.Requests[0].Line = 0 },
+		"negative queue":   func(j *JobLog) { j.Requests[0].Queue = -2 },
+		"NaN total":        func(j *JobLog) { j.Requests[0].Total = math.NaN() },
+		"requests unordered": func(j *JobLog) {
+			j.Requests = append(j.Requests, j.Requests[0])
+			j.Requests[1].Line = 2
+		},
 	} {
 		tr := ok()
 		spoil(tr.JobLog)
