@@ -211,3 +211,19 @@ func TestPlantedCausesFull(t *testing.T) {
 		t.Errorf("dependency-wait note %q should name the stream wait", e.Note)
 	}
 }
+
+// TestQuietLauncherBusyProcess: the launching thread makes no CUDA call for
+// 2 s, but another thread of its process keeps calling (2 % of the time):
+// the process was working, so the gap is host-compute, not
+// outside-workload (the per-process call union says so).
+func TestQuietLauncherBusyProcess(t *testing.T) {
+	b := fixture.New("busy.sqlite", model.FormatNsys)
+	main := b.Thread(1, "python")
+	worker := b.Thread(2, "worker")
+	b.Kernel(0, 7, "K0", 0, 100, main, 0)
+	for s := 200.0; s < 2000000; s += 1000 {
+		b.API(worker, "cudaEventQuery_v3020", model.APIOther, s, s+20, 0)
+	}
+	b.Kernel(0, 7, "K1", 2000100, 2000200, main, 2000050)
+	checkGaps(t, b.Build(), []fixture.ExpectedGap{{StartUS: 100, EndUS: 2000100, Cause: "host-compute"}})
+}
