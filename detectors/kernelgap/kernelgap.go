@@ -105,13 +105,7 @@ func Analyze(t *model.Trace, minGap, outsideMin model.Duration) []DeviceGaps {
 func analyze(t *model.Trace, minGap, outsideMin model.Duration) ([]DeviceGaps, *hostIndex) {
 	ctx := newHostIndex(t, outsideMin)
 	ids, byDev := detectors.DeviceActivities(t)
-	hasUVM := false
-	for i := range t.MemOps {
-		if t.MemOps[i].Kind == model.MemUVM {
-			hasUVM = true
-			break
-		}
-	}
+	hasUVM := len(ctx.uvm) > 0 // the host index holds the migrations per device
 	var out []DeviceGaps
 	for _, id := range ids {
 		acts := byDev[id]
