@@ -179,23 +179,28 @@ func (c *timeCursor) fill() {
 	}
 }
 
+// fromRun reports whether the next time is the run's (else the next late
+// one), after fill.
+func (c *timeCursor) fromRun() bool {
+	late := c.ft.late[c.kind]
+	return c.hasRun && (c.li >= len(late) || c.run <= late[c.li])
+}
+
 // peek returns the next time, false at the end.
 func (c *timeCursor) peek() (model.Time, bool) {
 	c.fill()
-	late := c.ft.late[c.kind]
 	switch {
-	case c.hasRun && (c.li >= len(late) || c.run <= late[c.li]):
+	case c.fromRun():
 		return c.run, true
-	case c.li < len(late):
-		return late[c.li], true
+	case c.li < len(c.ft.late[c.kind]):
+		return c.ft.late[c.kind][c.li], true
 	}
 	return 0, false
 }
 
 // pop drops the time peek returned.
 func (c *timeCursor) pop() {
-	late := c.ft.late[c.kind]
-	if c.hasRun && (c.li >= len(late) || c.run <= late[c.li]) {
+	if c.fromRun() {
 		c.hasRun = false
 		return
 	}
