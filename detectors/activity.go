@@ -180,9 +180,17 @@ func deviceActivities(t *model.Trace) ([]model.DeviceID, map[model.DeviceID]ActL
 	return ids, by
 }
 
-// KernelClasses classifies every kernel of t by model.ClassifyKernel,
-// caching by name.
+// KernelClasses returns the class of every kernel of t by
+// model.ClassifyKernel. It is computed once per trace and shared (see
+// shared.go) with the activity lists: callers must not modify it.
 func KernelClasses(t *model.Trace) []model.KernelClass {
+	e := sharedFor(t)
+	e.classOnce.Do(func() { e.classes = kernelClasses(t) })
+	return e.classes
+}
+
+// kernelClasses classifies every kernel of t, caching by name.
+func kernelClasses(t *model.Trace) []model.KernelClass {
 	cache := map[model.StringID]model.KernelClass{}
 	out := make([]model.KernelClass, len(t.Kernels))
 	for i := range t.Kernels {

@@ -13,9 +13,9 @@ import (
 // of a trace in start order, split per device, and three rules need the
 // stretches in which the GPU starved. They run concurrently, and on a
 // capture of millions of kernels each copy is about 100 MB: private copies
-// made most of analyze's peak memory. DeviceActivities and NewIdleIndex
-// therefore compute them once per trace and hand the same read-only values
-// to every caller. An entry lives as long as its trace (a weak key, removed
+// made most of analyze's peak memory. DeviceActivities, NewIdleIndex and
+// KernelClasses therefore compute them once per trace and hand the same
+// read-only values to every caller. An entry lives as long as its trace (a weak key, removed
 // by a cleanup when the trace is collected) and is recomputed when the
 // trace's tables were replaced or resized since.
 
@@ -28,6 +28,9 @@ type sharedActs struct {
 
 	idleOnce sync.Once
 	idle     *IdleIndex
+
+	classOnce sync.Once
+	classes   []model.KernelClass
 }
 
 // tableStamp identifies the tables of a trace that the entry is made of.
