@@ -38,7 +38,7 @@ import (
 // memLimit is the memory tracedx may use and where that limit comes from.
 type memLimit struct {
 	Bytes  int64  // 0: unknown
-	Source string // "ulimit -v", "cgroup memory.max", "physical memory"
+	Source string // "ulimit -v", "cgroup memory limit", "physical memory"
 	Soft   int64  // the collector's target derived from it
 	// SoftFrom says where Soft comes from: "GOMEMLIMIT" or "".
 	SoftFrom string
