@@ -239,18 +239,6 @@ func SubmittedEarly(gap model.Interval, sub model.Time) bool {
 	return sub <= gap.Start+model.Time(gap.Len()/2)
 }
 
-// Starved returns the gaps in which the GPU went idle with an empty launch
-// queue, as a sorted disjoint list: time the host, not the GPU, held up.
-func (f *Feed) Starved() []model.Interval {
-	var out []model.Interval
-	for _, g := range f.Gaps {
-		if iv, ok := g.starved(); ok {
-			out = append(out, iv)
-		}
-	}
-	return out
-}
-
 // starved returns the stretch of g in which the GPU starved, if any.
 func (g FeedGap) starved() (model.Interval, bool) {
 	if g.Queued != 0 {

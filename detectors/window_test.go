@@ -86,17 +86,21 @@ func TestUnionInPlaceAndCorrIndex(t *testing.T) {
 	for _, c := range []struct {
 		scope int32
 		corr  int64
-	}{{2, 5}, {1, 9}, {1, 3}, {2, 1}, {1, 0}} {
+	}{{2, 5}, {1, 9}, {1, 3}, {2, 1}, {1, 0}, {1, 3}, {1, 3}} {
 		tr.APICalls = append(tr.APICalls, model.APICall{Ident: tr.InternAPI(model.APIIdent{Scope: c.scope, Class: model.APIMemcpy}), Correlation: c.corr})
 	}
 	x := IndexAPI(tr, func(*model.APICall) bool { return true })
-	if len(x.rows) != 4 {
+	if len(x.rows) != 6 {
 		t.Fatalf("len %d", len(x.rows))
 	}
+	// Every call is found, a duplicate key as its first call (also right
+	// after a lookup of that key, when the next entry has the same key).
 	for i, c := range tr.APICalls {
 		want := int32(i)
 		if c.Correlation == 0 {
 			want = -1
+		} else if c.Correlation == 3 {
+			want = 2
 		}
 		if got := x.Lookup(CorrKey{tr.CallScope(&c), c.Correlation}); got != want {
 			t.Errorf("lookup %v = %d, want %d", c, got, want)

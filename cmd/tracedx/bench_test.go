@@ -50,15 +50,10 @@ func benchInput(b *testing.B, gz bool) string {
 }
 
 func benchAnalyze(b *testing.B, path string) {
-	st, err := os.Stat(path)
-	if err != nil {
+	if _, err := os.Stat(path); err != nil {
 		b.Fatal(err)
 	}
-	plain := st.Size()
-	if st2, err := os.Stat(filepath.Join(filepath.Dir(path), filepath.Base(path[:len(path)-len(filepath.Ext(path))]))); err == nil && filepath.Ext(path) == ".gz" {
-		plain = st2.Size()
-	}
-	b.SetBytes(plain)
+	b.SetBytes(inputFootprint(path)) // uncompressed, as the budget counts it
 	b.ReportAllocs()
 	if out := os.Getenv("TRACEDX_PEAK_HEAP"); out != "" {
 		defer watchPeakHeap(b, out)()

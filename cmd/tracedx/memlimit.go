@@ -16,19 +16,22 @@ import (
 	"github.com/tracedx/tracedx/model"
 )
 
-// Memory limits. tracedx holds a trace's timeline in memory: a Kineto JSON
-// trace takes about its uncompressed size (53 MB of JSON: 42 MB resident),
-// an Nsight SQLite file less than its size. Two things follow:
+// Memory limits. tracedx holds a trace's timeline in memory: at its peak a
+// run takes less than a Kineto JSON trace's uncompressed size (about 0.45x)
+// and somewhat more than an Nsight SQLite file (about 1.4x; see
+// docs/performance.md). Two things follow:
 //
 //   - a soft limit for the Go collector (debug.SetMemoryLimit) so that the
 //     heap is collected harder before the machine's limit is reached:
 //     GOMEMLIMIT when set (the runtime reads it; tracedx leaves it alone),
 //     else half of RLIMIT_AS (ulimit -v: the runtime's own address space
 //     counts too) or three quarters of the cgroup's memory.max or of the
-//     physical memory, whichever is smallest;
-//   - inputs that cannot fit are refused before reading, with one line and
-//     exit 3 (a resource error, like a full disk), instead of a runtime
-//     dump once an allocation fails.
+//     physical memory, whichever is smallest; analyze, diff, export and info
+//     then set it to their inputs' budget, this being its ceiling
+//     (startMemBudget);
+//   - inputs whose uncompressed size is above the limit are refused before
+//     reading, with one line and exit 3 (a resource error, like a full
+//     disk), instead of a runtime dump once an allocation fails.
 //
 // ulimit -v limits address space, not memory: the Go runtime reserves
 // address space well beyond the heap, and below about 2 GB (1.5 GB: 2 runs
@@ -38,7 +41,7 @@ import (
 // memLimit is the memory tracedx may use and where that limit comes from.
 type memLimit struct {
 	Bytes  int64  // 0: unknown
-	Source string // "ulimit -v", "cgroup memory.max", "physical memory"
+	Source string // "ulimit -v", "cgroup memory limit", "physical memory"
 	Soft   int64  // the collector's target derived from it
 	// SoftFrom says where Soft comes from: "GOMEMLIMIT" or "".
 	SoftFrom string
@@ -231,8 +234,9 @@ func inputsName(files []string) string {
 	return fmt.Sprintf("%d inputs", len(files))
 }
 
-// checkFits refuses inputs that together cannot fit in the limit: their
-// uncompressed size is about the memory their timeline takes.
+// checkFits refuses inputs that together cannot fit in the limit, judged
+// by their uncompressed size (what a run takes is a fraction of it to
+// about 1.4 times it, by format: see above).
 func (m memLimit) checkFits(files []string) error {
 	if m.Bytes <= 0 {
 		return nil

@@ -10,10 +10,12 @@ import (
 	"time"
 )
 
-// watchPeakHeap writes a heap profile to path each time the live heap (as
-// of the last collection) reaches a new high, so that the file left at the
-// end shows where the bytes were at the peak: a profile taken after the run
-// shows only what survived it. Call the returned stop when the run ends.
+// watchPeakHeap takes a heap profile (kept in memory) each time the live
+// heap (as of the last collection, sampled every 5 ms) reaches a new high,
+// 2 % above the last one, and writes the last one to path when the
+// returned stop is called at the end of the run: it shows where the bytes
+// were at the peak, while a profile taken after the run shows only what
+// survived it.
 func watchPeakHeap(tb testing.TB, path string) (stop func()) {
 	tb.Helper()
 	done := make(chan struct{})

@@ -251,9 +251,11 @@ condition, a diff regression); 2 bad input or usage; 3 could not finish (a full
 disk or I/O error on an output, an input too large for the memory limit, an
 internal error); 130 interrupted (SIGINT), 143 terminated (SIGTERM).
 
-Memory: GOMEMLIMIT is honoured; otherwise the collector's soft limit is half of
-ulimit -v, or three quarters of the cgroup's or the machine's memory. Inputs
-whose uncompressed size exceeds that limit are refused before reading (exit 3).
+Memory: GOMEMLIMIT is honoured; otherwise the collector's soft limit follows
+the inputs' size, never above half of ulimit -v, or three quarters of the
+cgroup's or the machine's memory. Inputs whose uncompressed size exceeds
+ulimit -v, the cgroup's or the machine's memory are refused before reading
+(exit 3).
 
 An input FILE of - is read from standard input (spooled to a temporary file
 first: the importers read files by path); -o - writes to standard output.

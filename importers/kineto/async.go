@@ -108,10 +108,7 @@ func (a *asyncReader) Close() error {
 		for len(a.free) > 0 {
 			<-a.free
 		}
-		a.cur, a.back = nil, nil
-		if a.err == nil {
-			a.err = io.EOF
-		}
+		a.cur, a.back = nil, nil // later reads find full closed: io.EOF
 	})
 	return nil
 }

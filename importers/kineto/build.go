@@ -698,17 +698,11 @@ func (c *table[T]) len() int { return c.n + len(c.cur) }
 
 // each calls f on every element, in the order added.
 func (c *table[T]) each(f func(*T)) {
-	for _, ch := range c.chunks {
-		for i := range ch {
-			f(&ch[i])
-		}
-	}
-	for i := range c.cur {
-		f(&c.cur[i])
-	}
+	c.any(func(v *T) bool { f(v); return false })
 }
 
-// any reports whether f holds for some element.
+// any reports whether f holds for some element, trying them in the order
+// added.
 func (c *table[T]) any(f func(*T) bool) bool {
 	for _, ch := range c.chunks {
 		for i := range ch {
@@ -727,7 +721,7 @@ func (c *table[T]) any(f func(*T) bool) bool {
 
 // flush appends the table to dst and empties it.
 func (c *table[T]) flush(dst []T) []T {
-	n := c.n + len(c.cur)
+	n := c.len()
 	if n == 0 {
 		return dst
 	}

@@ -20,17 +20,17 @@ import (
 	"sync"
 )
 
-// Headroom is the least the heap may grow past the live heap before the
+// headroom is the least the heap may grow past the live heap before the
 // next collection, as a fraction of the live heap (GOGC=100 allows 1).
-const Headroom = 0.15
+const headroom = 0.15
 
 // minHeadroom is the least headroom in bytes, for small heaps.
 const minHeadroom = 32 << 20
 
-// Limit returns the soft limit for a budget and a live heap of live bytes,
+// limit returns the soft limit for a budget and a live heap of live bytes,
 // capped at ceiling (0: no cap).
-func Limit(budget, live, ceiling int64) int64 {
-	need := live + max(int64(float64(live)*Headroom), minHeadroom)
+func limit(budget, live, ceiling int64) int64 {
+	need := live + max(int64(float64(live)*headroom), minHeadroom)
 	l := max(budget, need)
 	if ceiling > 0 {
 		l = min(l, ceiling)
@@ -96,7 +96,7 @@ func (t *tuner) adjust() bool {
 	if v := t.sample[0].Value; v.Kind() == metrics.KindUint64 {
 		live = int64(min(v.Uint64(), math.MaxInt64))
 	}
-	debug.SetMemoryLimit(Limit(t.budget, live, t.ceiling))
+	debug.SetMemoryLimit(limit(t.budget, live, t.ceiling))
 	if t.max > 0 && live > t.max && t.over != nil {
 		t.over(live)
 		t.over = nil

@@ -21,8 +21,8 @@ func TestLimit(t *testing.T) {
 		{500 * mb, 1100 * mb, 1200 * mb, 1200 * mb}, // capped
 	}
 	for _, c := range cases {
-		if got := Limit(c.budget, c.live, c.ceiling); got != c.want {
-			t.Errorf("Limit(%d MB, %d MB, %d MB) = %d MB, want %d MB", c.budget/mb, c.live/mb, c.ceiling/mb, got/mb, c.want/mb)
+		if got := limit(c.budget, c.live, c.ceiling); got != c.want {
+			t.Errorf("limit(%d MB, %d MB, %d MB) = %d MB, want %d MB", c.budget/mb, c.live/mb, c.ceiling/mb, got/mb, c.want/mb)
 		}
 	}
 }
